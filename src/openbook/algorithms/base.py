@@ -1,0 +1,78 @@
+"""The anonymizer interface and registry.
+
+An anonymizer stores its keyword-only parameters unchanged, validates them in one place
+(``_validate``), and turns an :class:`~openbook.data.table.EncodedTable` into a
+:class:`~openbook.release.Partition` (``partition``) carrying the provenance an
+algorithm-aware adversary is entitled to. ``anonymize`` adds recoding and verification:
+nothing unverified leaves it (DESIGN.md; scikit-learn's estimator conventions).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+from ..data.table import EncodedTable
+from ..errors import ParameterError
+from ..models.base import PrivacyModel
+from ..release import Partition, Release, build_release
+
+ALGORITHMS: dict[str, type["Anonymizer"]] = {}
+
+
+def register(cls: type["Anonymizer"]) -> type["Anonymizer"]:
+    ALGORITHMS[cls.name] = cls
+    return cls
+
+
+class Anonymizer(ABC):
+    """Base class: ``partition(table)`` decides groups; ``anonymize(table)`` publishes."""
+
+    name: ClassVar[str]
+    release_kind: ClassVar[str] = "generalized"
+    #: True when the algorithm follows the minimality principle (paper 001 §3): a
+    #: deterministic algorithm that never generalizes more than the model needs.
+    minimality: ClassVar[bool] = False
+
+    def __init__(self, *, model: PrivacyModel, seed: int | None = None) -> None:
+        self.model = model
+        self.seed = seed
+
+    def params(self) -> dict[str, Any]:
+        """Parameters as given (JSON-serialisable), for the release's provenance."""
+        return {}
+
+    def _validate(self, table: EncodedTable) -> None:
+        """Raise on parameters or a model this algorithm cannot honour on this table."""
+        if not isinstance(self.model, PrivacyModel):
+            raise ParameterError(f"{self.name}: model must be a privacy model, got {self.model!r}", parameter="model")
+        self.model.validate(table.sa_domain)
+
+    @abstractmethod
+    def partition(self, table: EncodedTable) -> Partition:
+        """Group the rows (suppressed rows get group -1)."""
+
+    def provenance(self) -> dict[str, Any]:
+        return {"algorithm": self.name, "params": self.params(), "seed": self.seed,
+                "model": self.model.to_dict(), "minimality": self.minimality}
+
+    def release_levels(self) -> list[int] | None:
+        """Hierarchy levels for global (full-domain) recoding, or None for local recoding."""
+        return None
+
+    def anonymize(self, table: EncodedTable, *, kind: str | None = None) -> Release:
+        part = self.partition(table)
+        return build_release(table, part, model=self.model, kind=kind or self.release_kind,
+                             levels=self.release_levels())
+
+
+def make_algorithm(name: str, *, model: PrivacyModel, **params: Any) -> Anonymizer:
+    from . import full_domain  # noqa: F401  (registers itself)
+
+    try:
+        cls = ALGORITHMS[name]
+    except KeyError:
+        raise ParameterError(
+            f"unknown algorithm {name!r} (known: {', '.join(sorted(ALGORITHMS))})", parameter="algorithm", value=name
+        ) from None
+    return cls(model=model, **params)

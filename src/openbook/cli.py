@@ -1,0 +1,302 @@
+"""``openbook`` command line: ``datasets | check | anonymize | demo``.
+
+Bad input gets one line on stderr and exit code 2, never a traceback and never a partial
+output file (DESIGN.md). Options shared by several subcommands are defined once
+(``_input_options``, ``_output_options``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Sequence
+
+from . import __version__
+from .config import RunConfig
+from .errors import OpenbookError, PrivacyLeakWarning
+
+
+# ---------------------------------------------------------------------------------------
+# shared options
+# ---------------------------------------------------------------------------------------
+def _input_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("input and schema")
+    g.add_argument("--config", help="TOML run configuration (flags override it)")
+    g.add_argument("--dataset", help="built-in dataset instead of a file: adult, adult-train, synthetic")
+    g.add_argument("--data-dir", help="folder holding adult.data/adult.test (for --dataset adult)")
+    g.add_argument("--format", choices=["csv", "parquet", "sqlite", "duckdb"], help="input format (default: from the suffix)")
+    g.add_argument("--table", help="table to read from a database source")
+    g.add_argument("--query", help="SQL query to read from a database source")
+    g.add_argument("--qi", help="QI columns, comma separated, each optionally NAME:KIND (numeric, categorical, ordinal)")
+    g.add_argument("--sa", help="the sensitive attribute column")
+    g.add_argument("--sensitive", help="a sensitive value set: NAME=v1|v2|... ")
+    g.add_argument("--keep", help="other columns to publish unchanged (comma separated)")
+    g.add_argument("--identifiers", help="direct identifiers to drop (comma separated)")
+    g.add_argument("--missing", choices=["error", "drop", "value"], help="missing values: fail (default), drop rows, or keep as a value")
+    g.add_argument("--hierarchy", action="append", default=[], metavar="COLUMN=PATH",
+                   help="ARX CSV hierarchy for a column (repeatable); PATH may be 'auto' or 'adult:paper001'/'adult:arx'")
+
+
+def _output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON instead of a table")
+
+
+def _config(args: argparse.Namespace) -> RunConfig:
+    cfg = RunConfig.from_toml(args.config) if getattr(args, "config", None) else RunConfig()
+    cfg.set("input", "path", getattr(args, "input", None))
+    cfg.set("input", "dataset", args.dataset)
+    cfg.set("input", "data_dir", args.data_dir)
+    cfg.set("input", "format", args.format)
+    cfg.set("input", "table", args.table)
+    cfg.set("input", "query", args.query)
+    cfg.set("schema", "qi", args.qi)
+    cfg.set("schema", "sa", args.sa)
+    cfg.set("schema", "sensitive_sets", args.sensitive)
+    cfg.set("schema", "keep", args.keep)
+    cfg.set("schema", "identifiers", args.identifiers)
+    cfg.set("schema", "missing", args.missing)
+    for item in args.hierarchy:
+        col, sep, path = item.partition("=")
+        if not sep:
+            from .errors import ParameterError
+
+            raise ParameterError(f"--hierarchy {item!r}: use COLUMN=PATH", parameter="hierarchy", value=item)
+        cfg.hierarchies[col.strip()] = path.strip()
+    return cfg
+
+
+def _emit(args: argparse.Namespace, payload: dict[str, Any], render) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(payload, indent=2, default=str))
+    else:
+        render(payload)
+
+
+def _table(title: str, rows: list[tuple[str, Any]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=title, show_header=False)
+    t.add_column("", style="bold")
+    t.add_column("")
+    for k, v in rows:
+        t.add_row(k, _fmt(v))
+    Console().print(t)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+# ---------------------------------------------------------------------------------------
+# datasets
+# ---------------------------------------------------------------------------------------
+def cmd_datasets(args: argparse.Namespace) -> int:
+    from .data import adult
+    from .data.datasets import DATASETS
+
+    if args.action == "fetch":
+        if args.name != "adult":
+            from .errors import ParameterError
+
+            raise ParameterError(f"only 'adult' can be fetched (got {args.name!r})", parameter="name", value=args.name)
+        dest = adult.fetch_adult()
+        print(f"adult.data and adult.test are in {dest}")
+        return 0
+    info = {}
+    for name in DATASETS:
+        if name.startswith("adult"):
+            try:
+                info[name] = f"found in {adult.find_adult(need_test=name == 'adult')}"
+            except OpenbookError:
+                info[name] = "not found (openbook datasets fetch adult)"
+        else:
+            info[name] = "generated on demand (deterministic, any size)"
+    _emit(args, info, lambda d: _table("datasets", list(d.items())))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# check
+# ---------------------------------------------------------------------------------------
+def _is_release(path: str) -> bool:
+    p = Path(path)
+    if p.suffix == ".json":
+        return True
+    if p.with_suffix(".json").is_file():
+        return True
+    if p.suffix.lower() in (".sqlite", ".sqlite3", ".db", ".duckdb", ".ddb") and p.is_file():
+        from .release.io import load_release
+
+        try:
+            load_release(p)
+            return True
+        except OpenbookError:
+            return False
+    return False
+
+
+def check_levels(args: argparse.Namespace) -> dict[str, Any]:
+    from .data.grouping import group_ids
+    from .models.levels import compute_levels
+    from .pipeline import load_input
+
+    t0 = time.perf_counter()
+    if args.input and _is_release(args.input):
+        from .release import load_release
+
+        rel = load_release(args.input)
+        counts, domain = rel.sa_counts()
+        what = {"kind": f"{rel.kind} release", "source": args.input, "declared_model": rel.meta.get("model")}
+    else:
+        table = load_input(_config(args))
+        cls, n = group_ids(table.qi_codes)
+        counts, domain = table.group_sa_counts(cls, n), table.sa_domain
+        what = {"kind": "raw table", "source": table.source, "qi": table.qi_names, "sa": table.sa_name}
+    levels = compute_levels(counts, domain, c=args.c)
+    return {**what, "levels": levels, "seconds": round(time.perf_counter() - t0, 4)}
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    result = check_levels(args)
+
+    def render(r: dict[str, Any]) -> None:
+        rows = [("input", f"{r['kind']}: {r['source']}")]
+        rows += [(k, v) for k, v in r["levels"].items()]
+        _table("levels the data satisfies", rows)
+
+    _emit(args, result, render)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# anonymize
+# ---------------------------------------------------------------------------------------
+def anonymize_from_args(args: argparse.Namespace):
+    from .pipeline import algorithm_from, load_input, model_from
+
+    cfg = _config(args)
+    if args.model:
+        cfg.model = {"spec": args.model}
+    cfg.set("algorithm", "name", args.algorithm)
+    if args.levels is not None:
+        cfg.algorithm["levels"] = [int(x) for x in args.levels.split(",")]
+    cfg.set("algorithm", "max_suppression", args.max_suppression)
+    if args.seed is not None:
+        cfg.algorithm["seed"] = args.seed
+    cfg.set("output", "path", args.output)
+    cfg.set("output", "kind", args.kind)
+    if not cfg.output.get("path"):
+        from .errors import ParameterError
+
+        raise ParameterError("no output path (-o FILE.csv|.parquet|.sqlite|.duckdb or [output] path)", parameter="output")
+    table = load_input(cfg)
+    model = model_from(cfg)
+    algo = algorithm_from(cfg, model)
+    release = algo.anonymize(table, kind=cfg.output.get("kind"))
+    return cfg, release
+
+
+def cmd_anonymize(args: argparse.Namespace) -> int:
+    from .release import save_release
+
+    t0 = time.perf_counter()
+    cfg, release = anonymize_from_args(args)
+    files = save_release(release, cfg.output["path"])
+    m = release.meta
+    payload = {
+        "files": [str(f) for f in files],
+        "algorithm": m["algorithm"].get("algorithm"),
+        "model": m["model"],
+        "check": m.get("check"),
+        "n_input": m["n_input"], "n_published": m["n_published"], "n_suppressed": m["n_suppressed"],
+        "n_groups": m["n_groups"], "seconds": round(time.perf_counter() - t0, 3),
+    }
+    _emit(args, payload, lambda p: _table("release written", [
+        ("files", ", ".join(p["files"])), ("algorithm", p["algorithm"]), ("model", p["check"]["model"]),
+        ("verified level", p["check"]["level"]), ("rows in / published / suppressed",
+                                                   f"{p['n_input']} / {p['n_published']} / {p['n_suppressed']}"),
+        ("classes", p["n_groups"]), ("seconds", p["seconds"])]))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# demo
+# ---------------------------------------------------------------------------------------
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import run_demo
+
+    payload = run_demo(out_dir=Path(args.out), quiet=args.json)
+    if args.json:
+        print(json.dumps(payload, indent=2, default=str))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="openbook", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"openbook {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    d = sub.add_parser("datasets", help="list built-in datasets, or fetch Adult into the user cache")
+    d.add_argument("action", nargs="?", choices=["list", "fetch"], default="list")
+    d.add_argument("name", nargs="?", default="adult")
+    _output_options(d)
+    d.set_defaults(func=cmd_datasets)
+
+    c = sub.add_parser("check", help="levels (k, ℓ, α, t) a raw table or a release satisfies")
+    c.add_argument("input", nargs="?", help="data file / database URL, or a release (its data file or .json sidecar)")
+    _input_options(c)
+    c.add_argument("--c", type=float, default=2.0, help="c of recursive (c,ℓ)-diversity (default 2)")
+    _output_options(c)
+    c.set_defaults(func=cmd_check)
+
+    a = sub.add_parser("anonymize", help="anonymize a table and write a verified release")
+    a.add_argument("input", nargs="?", help="data file or database URL (or use --dataset / --config)")
+    _input_options(a)
+    a.add_argument("-m", "--model", help="privacy model, e.g. 'k=5', 'l=3', 'entropy-l=3', 'recursive-l=3,c=2', "
+                   "'alpha=0.2,k=5', 't=0.2', 'k=5,e=1000'")
+    a.add_argument("--algorithm", help="anonymizer (default full-domain)")
+    a.add_argument("--levels", help="full-domain: hierarchy level per QI, comma separated")
+    a.add_argument("--max-suppression", type=float, help="largest fraction of rows that may be suppressed")
+    a.add_argument("--seed", type=int, help="seed of randomized algorithms")
+    a.add_argument("--kind", choices=["generalized", "bucketized"], help="release kind (default: the algorithm's)")
+    a.add_argument("-o", "--output", help="release file: .csv, .parquet, .sqlite or .duckdb")
+    _output_options(a)
+    a.set_defaults(func=cmd_anonymize)
+
+    m = sub.add_parser("demo", help="the end-to-end story on the built-in data")
+    m.add_argument("--out", default="openbook-demo", help="folder for the demo's release files")
+    _output_options(m)
+    m.set_defaults(func=cmd_demo)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", PrivacyLeakWarning)
+            warnings.showwarning = _show_warning  # one line, no source excerpt
+            return int(args.func(args) or 0)
+    except OpenbookError as exc:
+        print(f"openbook: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("openbook: interrupted", file=sys.stderr)
+        return 130
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"openbook: warning: {message}", file=sys.stderr)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

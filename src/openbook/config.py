@@ -1,0 +1,77 @@
+"""Run configuration: a TOML file (input, schema, hierarchies, model, algorithm, output)
+whose every option can also be given, and overridden, as a command-line flag.
+
+Example::
+
+    [input]
+    path = "patients.csv"          # or: dataset = "adult"
+    [schema]
+    qi = ["age:numeric", "zip", "sex"]
+    sa = "disease"
+    missing = "error"              # or "drop", "value"
+    [schema.sensitive_sets]
+    sens = ["HIV"]
+    [hierarchies]
+    zip = "hierarchies/zip.csv"    # ARX CSV: leaf;level1;...;root
+    [model]
+    spec = "l=3"                   # see `openbook anonymize --help`
+    [algorithm]
+    name = "full-domain"
+    levels = [1, 2, 0]
+    max_suppression = 0.02
+    [output]
+    path = "release.csv"
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import DataError, ParameterError
+
+SECTIONS = {"input", "schema", "hierarchies", "model", "algorithm", "output"}
+
+
+@dataclass
+class RunConfig:
+    input: dict[str, Any] = field(default_factory=dict)
+    schema: dict[str, Any] = field(default_factory=dict)
+    hierarchies: dict[str, Any] = field(default_factory=dict)
+    model: dict[str, Any] = field(default_factory=dict)
+    algorithm: dict[str, Any] = field(default_factory=dict)
+    output: dict[str, Any] = field(default_factory=dict)
+    base_dir: Path = field(default_factory=Path.cwd)
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> "RunConfig":
+        path = Path(path)
+        try:
+            raw = tomllib.loads(path.read_text())
+        except FileNotFoundError:
+            raise DataError(f"no such config file: {path}", path=path) from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise DataError(f"config file {path} is not valid TOML: {exc}", path=path) from None
+        unknown = set(raw) - SECTIONS
+        if unknown:
+            raise ParameterError(
+                f"config file {path}: unknown section [{sorted(unknown)[0]}] (known: {', '.join(sorted(SECTIONS))})",
+                parameter=sorted(unknown)[0],
+            )
+        cfg = cls(**{k: dict(v) for k, v in raw.items()}, base_dir=path.parent)
+        # paths in the file are relative to the file
+        for section, key in (("input", "path"), ("output", "path")):
+            val = getattr(cfg, section).get(key)
+            if isinstance(val, str) and "://" not in val and not Path(val).is_absolute():
+                getattr(cfg, section)[key] = str(cfg.base_dir / val)
+        for col, val in list(cfg.hierarchies.items()):
+            if isinstance(val, str) and val not in ("auto", "flat") and not Path(val).is_absolute():
+                cfg.hierarchies[col] = str(cfg.base_dir / val)
+        return cfg
+
+    def set(self, section: str, key: str, value: Any) -> None:
+        """A flag given on the command line overrides the file."""
+        if value is not None:
+            getattr(self, section)[key] = value

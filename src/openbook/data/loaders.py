@@ -1,0 +1,152 @@
+"""Loading source tables: CSV, Parquet, a pandas DataFrame, or SQL.
+
+SQL sources: SQLite files through the standard library (``sqlite:///path.db`` or a
+``.sqlite``/``.db`` path with ``--table``/``--query``), DuckDB (``duckdb:///path.duckdb``),
+and any other SQLAlchemy URL (``postgresql://…``) for real databases. Every failure to
+read becomes one :class:`~openbook.errors.DataError` naming the file.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..errors import DataError, ParameterError
+
+CSV_SUFFIXES = {".csv", ".txt", ".data", ".test", ".tsv"}
+PARQUET_SUFFIXES = {".parquet", ".pq"}
+SQLITE_SUFFIXES = {".sqlite", ".sqlite3", ".db"}
+DUCKDB_SUFFIXES = {".duckdb", ".ddb"}
+
+
+def read_table(
+    source: Any,
+    *,
+    format: str | None = None,
+    table: str | None = None,
+    query: str | None = None,
+    sep: str | None = None,
+    header: bool = True,
+    names: list[str] | None = None,
+) -> pd.DataFrame:
+    """Read a source into a DataFrame (index 0..n-1; openbook never uses index labels).
+
+    ``source`` is a DataFrame, a path (format from ``format`` or the suffix), or a database
+    URL (``sqlite:///…``, ``duckdb:///…``, any SQLAlchemy URL). For databases give
+    ``table`` or ``query``.
+    """
+    if isinstance(source, pd.DataFrame):
+        return source.reset_index(drop=True)
+    text = str(source)
+    if "://" in text:
+        return _read_sql_url(text, table=table, query=query)
+    path = Path(text)
+    fmt = (format or _format_of(path)).lower()
+    if not path.exists():
+        raise DataError(f"no such file: {path}", path=path)
+    if path.is_dir():
+        raise DataError(f"{path} is a directory, not a table file", path=path)
+    try:
+        if fmt == "csv":
+            delim = sep or ("\t" if path.suffix == ".tsv" else ",")
+            df = pd.read_csv(
+                path,
+                sep=delim,
+                skipinitialspace=True,
+                header=0 if header and names is None else None,
+                names=names,
+                on_bad_lines="error",
+                dtype=str,
+                keep_default_na=False,
+                na_values=[""],
+            )
+        elif fmt == "parquet":
+            df = pd.read_parquet(path)
+        elif fmt == "sqlite":
+            df = _read_sqlite(path, table=table, query=query)
+        elif fmt == "duckdb":
+            df = _read_duckdb(path, table=table, query=query)
+        else:
+            raise DataError(f"unknown table format {fmt!r} for {path} (use csv, parquet, sqlite or duckdb)", path=path)
+    except DataError:
+        raise
+    except Exception as exc:  # pandas/pyarrow/sqlite raise many types; report one line
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"cannot read {path} as {fmt}: {reason}", path=path) from exc
+    if fmt == "csv":
+        df = _numeric_where_possible(df)
+    return df.reset_index(drop=True)
+
+
+def _format_of(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix in PARQUET_SUFFIXES:
+        return "parquet"
+    if suffix in SQLITE_SUFFIXES:
+        return "sqlite"
+    if suffix in DUCKDB_SUFFIXES:
+        return "duckdb"
+    return "csv"
+
+
+def _numeric_where_possible(df: pd.DataFrame) -> pd.DataFrame:
+    """CSV columns are read as text (so nothing is silently coerced); columns whose every
+    value parses as a number become numeric. Whether a column is *used* as numeric is the
+    schema's decision, not this one's."""
+    out = {}
+    for c in df.columns:
+        conv = pd.to_numeric(df[c], errors="coerce")
+        out[c] = conv if not (conv.isna() & df[c].notna()).any() else df[c]
+    return pd.DataFrame(out)
+
+
+def _sql_text(table: str | None, query: str | None) -> str:
+    if (table is None) == (query is None):
+        raise ParameterError("give exactly one of table= or query= for a database source", parameter="table")
+    if query is not None:
+        return query
+    assert table is not None
+    if not table.replace("_", "").replace(".", "").isalnum():
+        raise ParameterError(f"table name {table!r} is not a plain identifier", parameter="table", value=table)
+    return f'SELECT * FROM "{table}"' if "." not in table else f"SELECT * FROM {table}"
+
+
+def _read_sqlite(path: Path, *, table: str | None, query: str | None) -> pd.DataFrame:
+    sql = _sql_text(table, query)
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return pd.read_sql_query(sql, con)
+    finally:
+        con.close()
+
+
+def _read_duckdb(path: Path, *, table: str | None, query: str | None) -> pd.DataFrame:
+    import duckdb
+
+    sql = _sql_text(table, query)
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        return con.execute(sql).df()
+    finally:
+        con.close()
+
+
+def _read_sql_url(url: str, *, table: str | None, query: str | None) -> pd.DataFrame:
+    try:
+        if url.startswith("sqlite:///"):
+            return _read_sqlite(Path(url[len("sqlite:///"):]), table=table, query=query)
+        if url.startswith("duckdb:///"):
+            return _read_duckdb(Path(url[len("duckdb:///"):]), table=table, query=query)
+        import sqlalchemy
+
+        engine = sqlalchemy.create_engine(url)
+        with engine.connect() as con:
+            return pd.read_sql_query(sqlalchemy.text(_sql_text(table, query)), con)
+    except (DataError, ParameterError):
+        raise
+    except Exception as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataError(f"cannot read from database {url.split('@')[-1]}: {reason}", path=url) from exc

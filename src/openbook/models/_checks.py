@@ -1,0 +1,170 @@
+"""Shared helpers of the privacy models: parameter checks, exact ratio comparisons,
+count-matrix normalisation.
+
+Parameter checks raise :class:`openbook.errors.ParameterError` with one line naming the
+parameter and the value, so every model validates its keyword-only parameters the same
+way (DESIGN.md, "Examples to follow": scikit-learn's declared validation).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ..errors import ParameterError
+
+#: Float tolerance of the comparisons that cannot be made exactly (entropy, EMD).
+TOL = 1e-12
+
+
+def check_int(name: str, value: Any, *, minimum: int, model: str) -> int:
+    """``value`` as a Python int ``>= minimum`` (integral floats such as ``5.0`` accepted)."""
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if not ok and isinstance(value, numbers.Real) and not isinstance(value, bool):
+        ok = math.isfinite(float(value)) and float(value).is_integer()
+    if not ok:
+        raise ParameterError(
+            f"{model}: {name} must be an integer, got {value!r}", parameter=name, value=value
+        )
+    out = int(value)
+    if out < minimum:
+        raise ParameterError(
+            f"{model}: {name} must be >= {minimum}, got {out}", parameter=name, value=value
+        )
+    return out
+
+
+def check_real(
+    name: str,
+    value: Any,
+    *,
+    model: str,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    """``value`` as a finite Python float inside the (half-)open/closed interval given."""
+    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not math.isfinite(
+        float(value)
+    ):
+        raise ParameterError(
+            f"{model}: {name} must be a finite number, got {value!r}", parameter=name, value=value
+        )
+    x = float(value)
+    bad_low = low is not None and (x <= low if low_open else x < low)
+    bad_high = high is not None and (x >= high if high_open else x > high)
+    if bad_low or bad_high:
+        lo = "-inf" if low is None else f"{low:g}"
+        hi = "inf" if high is None else f"{high:g}"
+        interval = f"{'(' if low_open or low is None else '['}{lo}, {hi}{')' if high_open or high is None else ']'}"
+        raise ParameterError(
+            f"{model}: {name} must be in {interval}, got {value!r}", parameter=name, value=value
+        )
+    return x
+
+
+def check_choice(name: str, value: Any, choices: tuple[str, ...], *, model: str) -> str:
+    if value not in choices:
+        raise ParameterError(
+            f"{model}: {name} must be one of {', '.join(map(repr, choices))}, got {value!r}",
+            parameter=name,
+            value=value,
+        )
+    return str(value)
+
+
+class Ratio:
+    """A positive real threshold ``r`` compared exactly where it is (close to) a simple
+    fraction: ``le(a, b)`` tests ``a <= r * b`` on integer arrays.
+
+    ``1/3`` typed as ``0.3333333333333333`` or ``0.2`` typed as a float become the fractions
+    the user meant (denominator at most 10**6, within 1e-12), so ``count * 3 <= size`` is
+    decided in integer arithmetic; any other value falls back to a float comparison with a
+    relative tolerance of 1e-12.
+    """
+
+    def __init__(self, value: float | Fraction) -> None:
+        self.value = float(value)
+        frac = Fraction(value).limit_denominator(10**6)
+        if abs(float(frac) - self.value) <= TOL * max(1.0, abs(self.value)):
+            self.num, self.den = frac.numerator, frac.denominator
+            self.exact = True
+        else:
+            self.num, self.den = 0, 1
+            self.exact = False
+
+    def le(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Elementwise ``a <= r * b``."""
+        if self.exact:
+            return np.asarray(a, dtype=np.int64) * self.den <= np.asarray(b, dtype=np.int64) * self.num
+        return np.asarray(a, dtype=np.float64) <= self.value * np.asarray(b, dtype=np.float64) * (
+            1.0 + TOL
+        )
+
+    def lt(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Elementwise ``a < r * b``."""
+        if self.exact:
+            return np.asarray(a, dtype=np.int64) * self.den < np.asarray(b, dtype=np.int64) * self.num
+        return np.asarray(a, dtype=np.float64) < self.value * np.asarray(b, dtype=np.float64) * (
+            1.0 - TOL
+        )
+
+    def times_le(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Elementwise ``r * a <= b``."""
+        if self.exact:
+            return np.asarray(a, dtype=np.int64) * self.num <= np.asarray(b, dtype=np.int64) * self.den
+        return self.value * np.asarray(a, dtype=np.float64) <= np.asarray(b, dtype=np.float64) * (
+            1.0 + TOL
+        )
+
+    def floor_times(self, n: int) -> int:
+        """``floor(r * n)`` for a non-negative integer ``n`` (exact when the ratio is)."""
+        if self.exact:
+            return (int(n) * self.num) // self.den
+        return int(math.floor(self.value * n * (1.0 + TOL)))
+
+    def floor_divide(self, n: int) -> int:
+        """``floor(n / r)`` for a non-negative integer ``n`` (exact when the ratio is)."""
+        if self.exact:
+            return (int(n) * self.den) // self.num
+        return int(math.floor(n / self.value * (1.0 + TOL)))
+
+
+def as_counts(counts: Any, domain: Any = None) -> np.ndarray:
+    """``counts`` as a 2-D int64 matrix (one row per group), checked against ``domain``."""
+    arr = np.asarray(counts)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2:
+        raise ParameterError(
+            f"counts must be a 2-D matrix (groups x SA values), got shape {arr.shape}",
+            parameter="counts",
+        )
+    if arr.dtype.kind not in "iub":
+        if arr.size and not np.all(np.floor(arr) == arr):
+            raise ParameterError("counts must be integers", parameter="counts")
+    arr = arr.astype(np.int64, copy=False)
+    if domain is not None and arr.shape[1] != domain.n_values:
+        raise ParameterError(
+            f"counts has {arr.shape[1]} SA columns but the SA domain has {domain.n_values} values",
+            parameter="counts",
+        )
+    if arr.size and arr.min() < 0:
+        raise ParameterError("counts must be non-negative", parameter="counts")
+    return arr
+
+
+def fmt_value(value: Any) -> str:
+    """An SA value for a message (numpy scalars shown as plain Python values)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def fmt_num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"

@@ -1,0 +1,152 @@
+"""The one predicate interface every privacy model implements.
+
+A model answers, for a matrix ``counts`` of per-group sensitive-attribute (SA) counts
+(shape ``(n_groups, n_sa_values)``, integer), which groups satisfy it (``holds``) and what
+level each group achieves (``group_levels``). Group sizes are ``counts.sum(axis=1)``, so
+k-anonymity fits the same interface. Everything is vectorised over groups, so every
+algorithm can use every model and every check is a handful of numpy reductions
+(DESIGN.md, "One predicate interface").
+
+What a model needs to know about the SA beyond the counts (its values, the whole table's
+distribution for t-closeness, numeric values for ordered distance and (k,e)-anonymity, a
+hierarchy for hierarchical EMD, the named sensitive value sets for binary ℓ-diversity) is
+carried by :class:`SADomain`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class SADomain:
+    """What the privacy models know about the sensitive attribute.
+
+    Attributes
+    ----------
+    values:
+        Decoded SA value of each SA code (index = code).
+    global_counts:
+        Count of each SA code in the whole table the groups partition (int64); the
+        reference distribution of t-closeness.
+    numeric:
+        Numeric value of each code (float64) when the SA is numeric or ordinal (its rank),
+        else ``None``. Used by ordered-distance EMD and (k,e)-anonymity.
+    hierarchy:
+        The SA's :class:`openbook.hierarchy.Hierarchy` (leaves = SA codes), for
+        hierarchical-distance EMD, else ``None``.
+    sensitive_sets:
+        Named sensitive value sets: name -> boolean mask over SA codes.
+    """
+
+    values: np.ndarray
+    global_counts: np.ndarray
+    numeric: np.ndarray | None = None
+    hierarchy: Any = None
+    sensitive_sets: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def n_values(self) -> int:
+        return len(self.values)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.global_counts.sum())
+
+    def sensitive_mask(self, name: str | None) -> np.ndarray | None:
+        """The boolean mask of the named sensitive set (``None`` -> ``None``)."""
+        if name is None:
+            return None
+        from ..errors import ParameterError
+
+        try:
+            return self.sensitive_sets[name]
+        except KeyError:
+            known = ", ".join(sorted(self.sensitive_sets)) or "none declared"
+            raise ParameterError(
+                f"unknown sensitive value set {name!r} (known: {known})",
+                parameter="sensitive_set",
+                value=name,
+            ) from None
+
+    @classmethod
+    def from_codes(cls, sa_codes: np.ndarray, values: np.ndarray, **kwargs: Any) -> "SADomain":
+        counts = np.bincount(np.asarray(sa_codes, dtype=np.int64), minlength=len(values))
+        return cls(values=np.asarray(values), global_counts=counts.astype(np.int64), **kwargs)
+
+
+class PrivacyModel(ABC):
+    """A privacy criterion over the groups of a partition.
+
+    Subclasses store their keyword-only parameters unchanged, validate them in
+    ``__post_init__``/``__init__`` (raising :class:`openbook.errors.ParameterError`), and
+    declare:
+
+    ``name``          short registry name (``"k-anonymity"``, ``"distinct-l-diversity"``, ...)
+    ``monotonic``     True when merging two satisfying groups always gives a satisfying
+                      group (the property lattice search and top-down splitting rely on)
+    ``higher_is_stronger``  direction of the level: larger k / ℓ is stronger, smaller t / α
+                      is stronger.
+    """
+
+    name: ClassVar[str]
+    monotonic: ClassVar[bool] = True
+    higher_is_stronger: ClassVar[bool] = True
+
+    @abstractmethod
+    def group_levels(self, counts: np.ndarray, domain: SADomain) -> np.ndarray:
+        """Level each group achieves (float64, shape ``(n_groups,)``)."""
+
+    @abstractmethod
+    def holds(self, counts: np.ndarray, domain: SADomain) -> np.ndarray:
+        """Boolean array: does each group satisfy the model?"""
+
+    def table_level(self, counts: np.ndarray, domain: SADomain) -> float:
+        """Level the whole partition achieves: the weakest group's level."""
+        levels = self.group_levels(counts, domain)
+        if levels.size == 0:
+            return float("nan")
+        return float(levels.min() if self.higher_is_stronger else levels.max())
+
+    def holds_all(self, counts: np.ndarray, domain: SADomain) -> bool:
+        return bool(np.all(self.holds(counts, domain)))
+
+    def validate(self, domain: SADomain) -> None:
+        """Raise ``InfeasibleError`` when no partition of this table can satisfy the model
+        (e.g. ℓ larger than the number of distinct SA values, k larger than the table,
+        an ℓ-ineligible table). The default checks that the whole table as one group holds."""
+        from ..errors import InfeasibleError
+
+        whole = domain.global_counts[None, :]
+        if domain.n_rows == 0:
+            raise InfeasibleError("the table is empty", model=self)
+        if not bool(self.holds(whole, domain)[0]):
+            raise InfeasibleError(
+                f"{self.describe()} cannot hold on this table: even the whole table as one "
+                "group violates it",
+                model=self,
+            )
+
+    @abstractmethod
+    def params(self) -> dict[str, Any]:
+        """The model's parameters, JSON-serialisable (for release sidecars)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.name, **self.params()}
+
+    def describe(self) -> str:
+        args = ", ".join(f"{k}={v}" for k, v in self.params().items() if v is not None)
+        return f"{self.name}({args})"
+
+    def __repr__(self) -> str:
+        return self.describe()
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.params() == other.params()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, tuple(sorted(map(str, self.params().items())))))

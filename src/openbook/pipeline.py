@@ -1,0 +1,115 @@
+"""From a run configuration to an encoded table, a model, an anonymizer and a release —
+the steps ``openbook anonymize`` and ``openbook check`` share."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+from .config import RunConfig
+from .data.datasets import load_dataset
+from .data.loaders import read_table
+from .data.schema import Schema
+from .data.table import EncodedTable, encode
+from .errors import ParameterError, PrivacyLeakWarning, SchemaError
+
+
+def _split(v: Any) -> list[str]:
+    if v is None:
+        return []
+    if isinstance(v, str):
+        return [x.strip() for x in v.split(",") if x.strip()]
+    return [str(x) for x in v]
+
+
+def load_hierarchy(spec: Any, column: str, kind: str) -> Any:
+    from .hierarchy import adult_hierarchies, read_arx_csv
+
+    if spec in (None, "auto"):
+        return None  # EncodedTable builds an automatic one on first use
+    if isinstance(spec, str) and spec.startswith("adult:"):
+        variant = spec.split(":", 1)[1] or "paper001"
+        try:
+            return adult_hierarchies(variant)[column]
+        except KeyError:
+            raise SchemaError(f"the Adult hierarchies have none for column {column!r}", column=column) from None
+    leaf_type = float if kind == "numeric" else None
+    return read_arx_csv(Path(spec), column=column, leaf_type=leaf_type)
+
+
+def load_input(cfg: RunConfig) -> EncodedTable:
+    """Read the source named by the configuration and encode it under its schema."""
+    inp, sch = cfg.input, cfg.schema
+    dataset = inp.get("dataset")
+    if dataset and inp.get("path"):
+        raise ParameterError("give either an input path or a dataset, not both", parameter="dataset")
+    if dataset:
+        ds = load_dataset(dataset, **({"path": inp["data_dir"]} if inp.get("data_dir") else {}))
+        frame, schema, hier = ds.frame, ds.schema, dict(ds.hierarchies)
+        if sch.get("qi") or sch.get("sa") or sch.get("sensitive_sets"):
+            schema = _schema_from(sch, fallback=schema)
+            hier = {k: v for k, v in hier.items() if k in schema.qi_names or k == schema.sa.name}
+        source = dataset
+    else:
+        if not inp.get("path"):
+            raise ParameterError("no input: give a data file, a database URL, or --dataset", parameter="input")
+        frame = read_table(inp["path"], format=inp.get("format"), table=inp.get("table"), query=inp.get("query"))
+        schema = _schema_from(sch)
+        hier = {}
+        source = str(inp["path"])
+    for col, spec in cfg.hierarchies.items():
+        kind = schema.column(col).kind if col in [*schema.qi_names, schema.sa.name] else "categorical"
+        h = load_hierarchy(spec, col, kind)
+        if h is None:
+            hier.pop(col, None)
+        else:
+            hier[col] = h
+    undeclared = schema.undeclared(map(str, frame.columns))
+    if undeclared and not dataset:
+        warnings.warn(
+            f"columns {', '.join(undeclared)} are neither QI nor SA and are dropped from the release "
+            "(declare them with keep= to publish them)",
+            PrivacyLeakWarning,
+            stacklevel=2,
+        )
+    return encode(frame, schema, hier, source=source)
+
+
+def _schema_from(sch: dict[str, Any], fallback: Schema | None = None) -> Schema:
+    qi = _split(sch.get("qi")) or (None if fallback is None else [f"{c.name}:{c.kind}" for c in fallback.qi])
+    sa = sch.get("sa") or (None if fallback is None else fallback.sa.name)
+    if not qi:
+        raise SchemaError("no quasi-identifier columns given (--qi a,b,c or [schema] qi = [...])")
+    if not sa:
+        raise SchemaError("no sensitive attribute given (--sa COLUMN or [schema] sa = ...)")
+    sets = sch.get("sensitive_sets")
+    if isinstance(sets, str):  # --sensitive "name=v1|v2" or "v1|v2"
+        name, _, vals = sets.rpartition("=")
+        sets = {name or "sensitive": [v.strip() for v in vals.split("|") if v.strip()]}
+    if sets is None and fallback is not None and sa == fallback.sa.name:
+        sets = dict(fallback.sensitive_sets)
+    return Schema.build(
+        qi=qi, sa=sa, sensitive_sets=sets, identifiers=_split(sch.get("identifiers")),
+        keep=_split(sch.get("keep")), missing=sch.get("missing", "error"),
+        kinds=sch.get("kinds"),
+    )
+
+
+def model_from(cfg: RunConfig) -> Any:
+    from .models import make_model
+
+    m = dict(cfg.model)
+    if "spec" in m:
+        return make_model(m["spec"])
+    if not m:
+        raise ParameterError("no privacy model given (--model, e.g. 'k=5' or 'l=3')", parameter="model")
+    return make_model(m)
+
+
+def algorithm_from(cfg: RunConfig, model: Any) -> Any:
+    from .algorithms import make_algorithm
+
+    a = dict(cfg.algorithm)
+    name = a.pop("name", "full-domain")
+    return make_algorithm(name, model=model, **a)
