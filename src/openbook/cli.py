@@ -1,4 +1,4 @@
-"""``openbook`` command line: ``datasets | check | anonymize | demo``.
+"""``openbook`` command line: ``datasets | check | anonymize | experiment | demo``.
 
 Bad input gets one line on stderr and exit code 2, never a traceback and never a partial
 output file (DESIGN.md). Options shared by several subcommands are defined once
@@ -188,6 +188,9 @@ def anonymize_from_args(args: argparse.Namespace):
     if args.levels is not None:
         cfg.algorithm["levels"] = [int(x) for x in args.levels.split(",")]
     cfg.set("algorithm", "max_suppression", args.max_suppression)
+    cfg.set("algorithm", "p", getattr(args, "p", None))
+    cfg.set("algorithm", "order", getattr(args, "order", None))
+    cfg.set("algorithm", "strict", getattr(args, "strict", None))
     if args.seed is not None:
         cfg.algorithm["seed"] = args.seed
     cfg.set("output", "path", args.output)
@@ -199,8 +202,33 @@ def anonymize_from_args(args: argparse.Namespace):
     table = load_input(cfg)
     model = model_from(cfg)
     algo = algorithm_from(cfg, model)
+    skew = getattr(args, "skew", None)
+    if skew and skew != "none":
+        return cfg, _anonymize_skewed(table, model, algo, skew, cfg)
     release = algo.anonymize(table, kind=cfg.output.get("kind"))
     return cfg, release
+
+
+def _anonymize_skewed(table, model, algo, skew: str, cfg):
+    """``--skew``: restore ℓ-eligibility first (paper 004), then run the anonymizer on the
+    kept rows; withheld rows are group -1 of the final partition, so n_input = n_published +
+    n_suppressed still holds."""
+    import numpy as np
+
+    from .algorithms.suppression import l_for_model, restore_eligibility
+    from .release import Partition, build_release
+
+    step = restore_eligibility(table.sa_codes, l_for_model(model), method=skew, seed=cfg.algorithm.get("seed"),
+                               n_values=table.columns[table.sa_name].n_values)
+    part = algo.partition(table.take(step.kept_rows))
+    group = np.full(table.n_rows, -1, dtype=np.int64)
+    group[step.kept_rows] = part.group
+    prov = {**part.provenance, "skew": step.provenance()}
+    full = Partition(group, part.n_groups, provenance=prov, extra=part.extra)
+    release = build_release(table, full, model=model, kind=cfg.output.get("kind") or algo.release_kind,
+                            levels=algo.release_levels())
+    release.meta["skew"] = step.provenance()
+    return release
 
 
 def cmd_anonymize(args: argparse.Namespace) -> int:
@@ -218,11 +246,15 @@ def cmd_anonymize(args: argparse.Namespace) -> int:
         "n_input": m["n_input"], "n_published": m["n_published"], "n_suppressed": m["n_suppressed"],
         "n_groups": m["n_groups"], "seconds": round(time.perf_counter() - t0, 3),
     }
+    if "skew" in m:
+        payload["skew"] = m["skew"]
     _emit(args, payload, lambda p: _table("release written", [
         ("files", ", ".join(p["files"])), ("algorithm", p["algorithm"]), ("model", p["check"]["model"]),
         ("verified level", p["check"]["level"]), ("rows in / published / suppressed",
                                                    f"{p['n_input']} / {p['n_published']} / {p['n_suppressed']}"),
-        ("classes", p["n_groups"]), ("seconds", p["seconds"])]))
+        ("classes", p["n_groups"]), ("seconds", p["seconds"])] + ([(
+            "skew step", f"{p['skew']['method']} (l={p['skew']['l']}): {p['skew']['n_suppressed']} rows withheld, "
+            f"suppression rate {p['skew']['suppression_rate']:.2%}")] if "skew" in p else [])))
     return 0
 
 
@@ -235,6 +267,82 @@ def cmd_demo(args: argparse.Namespace) -> int:
     payload = run_demo(out_dir=Path(args.out), quiet=args.json)
     if args.json:
         print(json.dumps(payload, indent=2, default=str))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# experiment
+# ---------------------------------------------------------------------------------------
+def cmd_experiment(args: argparse.Namespace) -> int:
+    from .experiments.registry import list_experiments, run_experiment
+
+    if args.name in (None, "list"):
+        rows = [(e.name, f"{e.paper}: {e.description}") for e in list_experiments()]
+        _emit(args, dict(rows), lambda d: _table("experiments", list(d.items())))
+        return 0
+    prov = run_experiment(args.name, quick=args.quick, seed=args.seed, out=args.out)
+    _emit(args, prov, lambda p: _table(f"experiment {p['experiment']}", [
+        ("files", ", ".join(p["files"])), ("folder", args.out), ("seconds", p["elapsed_s"])]))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
+# audit (against a release registry) and registry
+# ---------------------------------------------------------------------------------------
+def _audit_linkage(args: argparse.Namespace, release, name: str) -> dict[str, Any]:
+    """Linkage adversary (paper 002 §2.3): post-linkage diversity against every earlier release."""
+    import pandas as pd
+
+    from .release.registry import ReleaseRegistry
+
+    if not args.against_registry:
+        from .errors import ParameterError
+
+        raise ParameterError("the linkage audit needs --against-registry DIR_OR_DB", parameter="against-registry")
+    reg = ReleaseRegistry(args.against_registry, create=False)
+    population = None
+    if args.population:
+        if not Path(args.population).is_file():
+            from .errors import DataError
+
+            raise DataError(f"population file {args.population} is missing", path=args.population)
+        population = pd.read_csv(args.population, dtype=str, keep_default_na=False)
+    report = reg.audit(release, args.l, population=population, warn_only=args.warn_only, new_name=name)
+    return report.to_dict()
+
+
+#: ``openbook audit --adversary NAME``: one handler per adversary, each (args, release, name) -> payload
+AUDIT_ADVERSARIES = {"linkage": _audit_linkage}
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from .release import load_release
+
+    release = load_release(args.release)
+    payload = AUDIT_ADVERSARIES[args.adversary](args, release, Path(args.release).stem)
+    _emit(args, payload, lambda d: _table(f"audit ({args.adversary})", [
+        (k, v) for k, v in d.items() if k not in ("summary",)]))
+    return 0
+
+
+def cmd_registry(args: argparse.Namespace) -> int:
+    from .release import load_release
+    from .release.registry import ReleaseRegistry
+
+    reg = ReleaseRegistry(args.registry, create=args.action == "add")
+    if args.action == "add":
+        if not args.release:
+            from .errors import ParameterError
+
+            raise ParameterError("openbook registry add DIR_OR_DB RELEASE: no release given", parameter="release")
+        name = reg.add(load_release(args.release), name=args.name)
+        payload: dict[str, Any] = {"added": name, "registry": str(args.registry), "releases": len(reg)}
+        _emit(args, payload, lambda d: _table("registry", list(d.items())))
+    else:
+        entries = reg.list()
+        _emit(args, {"releases": entries}, lambda d: _table(
+            f"registry {args.registry}", [(e["name"], f"{e['kind']}, {e['rows']} rows, added {e['added']}")
+                                          for e in d["releases"]]))
     return 0
 
 
@@ -266,10 +374,44 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--levels", help="full-domain: hierarchy level per QI, comma separated")
     a.add_argument("--max-suppression", type=float, help="largest fraction of rows that may be suppressed")
     a.add_argument("--seed", type=int, help="seed of randomized algorithms")
+    a.add_argument("--p", type=float, help="rgg: probability of adding the next bucket to a group that holds")
+    a.add_argument("--order", help="gg/rgg/sg: QI sort order (lex, zorder, hilbert)")
+    a.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None,
+                   help="mondrian: strict (--strict) or relaxed (--no-strict) partitioning")
     a.add_argument("--kind", choices=["generalized", "bucketized"], help="release kind (default: the algorithm's)")
+    a.add_argument("--skew", choices=["none", "r-suppression", "safe-d", "unsafe-d"], default="none",
+                   help="restore l-eligibility of a skewed SA first by suppressing dominant records (paper 004); "
+                   "r-suppression resists the eligibility attack")
     a.add_argument("-o", "--output", help="release file: .csv, .parquet, .sqlite or .duckdb")
     _output_options(a)
     a.set_defaults(func=cmd_anonymize)
+
+    x = sub.add_parser("experiment", help="reproduce a paper's figure: CSV + PNG + provenance")
+    x.add_argument("name", nargs="?", help="experiment name, or 'list'")
+    x.add_argument("--quick", action="store_true", help="the small variant CI runs")
+    x.add_argument("--seed", type=int, default=0)
+    x.add_argument("--out", default="experiments-out", help="output folder")
+    _output_options(x)
+    x.set_defaults(func=cmd_experiment)
+
+    u = sub.add_parser("audit", help="audit a new release before it goes out (e.g. linkage with earlier releases)")
+    u.add_argument("release", help="the new release (its data file, .json sidecar or database file)")
+    u.add_argument("--adversary", choices=sorted(AUDIT_ADVERSARIES), default="linkage", help="adversary (default linkage)")
+    u.add_argument("--against-registry", metavar="DIR_OR_DB", help="release registry (folder or .sqlite/.duckdb)")
+    u.add_argument("--l", type=int, default=2, help="required post-linkage diversity ℓ (default 2)")
+    u.add_argument("--population", metavar="CSV", help="raw QI values of the people to protect (default: the QI "
+                   "tuples published ungeneralized in the releases)")
+    u.add_argument("--warn-only", action="store_true", help="warn instead of refusing")
+    _output_options(u)
+    u.set_defaults(func=cmd_audit)
+
+    r = sub.add_parser("registry", help="record published releases: registry add|list DIR_OR_DB [RELEASE]")
+    r.add_argument("action", choices=["add", "list"])
+    r.add_argument("registry", metavar="DIR_OR_DB")
+    r.add_argument("release", nargs="?")
+    r.add_argument("--name", help="name of the added release (default release-NNNN)")
+    _output_options(r)
+    r.set_defaults(func=cmd_registry)
 
     m = sub.add_parser("demo", help="the end-to-end story on the built-in data")
     m.add_argument("--out", default="openbook-demo", help="folder for the demo's release files")

@@ -68,6 +68,7 @@ class Anonymizer(ABC):
 
 def make_algorithm(name: str, *, model: PrivacyModel, **params: Any) -> Anonymizer:
     from . import full_domain  # noqa: F401  (registers itself)
+    from . import anatomy, greedy, lattice, mondrian, symmetric  # noqa: F401  (register themselves)
 
     try:
         cls = ALGORITHMS[name]
@@ -75,4 +76,7 @@ def make_algorithm(name: str, *, model: PrivacyModel, **params: Any) -> Anonymiz
         raise ParameterError(
             f"unknown algorithm {name!r} (known: {', '.join(sorted(ALGORITHMS))})", parameter="algorithm", value=name
         ) from None
-    return cls(model=model, **params)
+    try:
+        return cls(model=model, **params)
+    except TypeError as exc:  # an unknown keyword: one clear line naming it
+        raise ParameterError(f"algorithm {name!r}: {exc}", parameter="algorithm", value=name) from None

@@ -312,7 +312,8 @@ def _encode_column(s: pd.Series, col: Column, hierarchy: Any) -> EncodedColumn:
                 ) from None
             codes = _lookup(values, leaf_num, col.name)
             return EncodedColumn(col.name, col.kind, codes, cats, leaf_num)
-        uniq, inv = np.unique(values, return_inverse=True)
+        inv, uniq = pd.factorize(values, sort=True)  # hash, then sort the few uniques
+        uniq = np.asarray(uniq, dtype=np.float64)
         cats = uniq.astype(np.int64) if np.all(uniq == np.round(uniq)) else uniq
         return EncodedColumn(col.name, col.kind, inv.astype(np.int32), cats, uniq.astype(np.float64))
 
@@ -328,7 +329,8 @@ def _encode_column(s: pd.Series, col: Column, hierarchy: Any) -> EncodedColumn:
         codes = _lookup(text, order, col.name, what="the declared order")
         return EncodedColumn(col.name, col.kind, codes, np.asarray(col.order, dtype=object),
                              np.arange(len(order), dtype=np.float64))
-    uniq, inv = np.unique(text.astype(str), return_inverse=True)
+    inv, uniq = pd.factorize(text, sort=True)
+    uniq = np.asarray(uniq, dtype=object)
     numeric = np.arange(len(uniq), dtype=np.float64) if col.kind == "ordinal" else None
     return EncodedColumn(col.name, col.kind, inv.astype(np.int32), uniq.astype(object), numeric)
 

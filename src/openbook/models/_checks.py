@@ -61,7 +61,9 @@ def check_real(
     if bad_low or bad_high:
         lo = "-inf" if low is None else f"{low:g}"
         hi = "inf" if high is None else f"{high:g}"
-        interval = f"{'(' if low_open or low is None else '['}{lo}, {hi}{')' if high_open or high is None else ']'}"
+        left = "(" if low_open or low is None else "["
+        right = ")" if high_open or high is None else "]"
+        interval = f"{left}{lo}, {hi}{right}"
         raise ParameterError(
             f"{model}: {name} must be in {interval}, got {value!r}", parameter=name, value=value
         )
@@ -83,15 +85,15 @@ class Ratio:
     fraction: ``le(a, b)`` tests ``a <= r * b`` on integer arrays.
 
     ``1/3`` typed as ``0.3333333333333333`` or ``0.2`` typed as a float become the fractions
-    the user meant (denominator at most 10**6, within 1e-12), so ``count * 3 <= size`` is
-    decided in integer arithmetic; any other value falls back to a float comparison with a
-    relative tolerance of 1e-12.
+    the user meant (denominator at most 10**6, equal up to float rounding), so
+    ``count * 3 <= size`` is decided in integer arithmetic; any other value falls back to a
+    float comparison with a relative tolerance of 1e-12.
     """
 
     def __init__(self, value: float | Fraction) -> None:
         self.value = float(value)
         frac = Fraction(value).limit_denominator(10**6)
-        if abs(float(frac) - self.value) <= TOL * max(1.0, abs(self.value)):
+        if abs(float(frac) - self.value) <= 4e-16 * max(1.0, abs(self.value)):
             self.num, self.den = frac.numerator, frac.denominator
             self.exact = True
         else:
@@ -101,26 +103,20 @@ class Ratio:
     def le(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Elementwise ``a <= r * b``."""
         if self.exact:
-            return np.asarray(a, dtype=np.int64) * self.den <= np.asarray(b, dtype=np.int64) * self.num
-        return np.asarray(a, dtype=np.float64) <= self.value * np.asarray(b, dtype=np.float64) * (
-            1.0 + TOL
-        )
+            return _int(a) * self.den <= _int(b) * self.num
+        return _flt(a) <= self.value * _flt(b) * (1.0 + TOL)
 
     def lt(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Elementwise ``a < r * b``."""
         if self.exact:
-            return np.asarray(a, dtype=np.int64) * self.den < np.asarray(b, dtype=np.int64) * self.num
-        return np.asarray(a, dtype=np.float64) < self.value * np.asarray(b, dtype=np.float64) * (
-            1.0 - TOL
-        )
+            return _int(a) * self.den < _int(b) * self.num
+        return _flt(a) < self.value * _flt(b) * (1.0 - TOL)
 
     def times_le(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Elementwise ``r * a <= b``."""
         if self.exact:
-            return np.asarray(a, dtype=np.int64) * self.num <= np.asarray(b, dtype=np.int64) * self.den
-        return self.value * np.asarray(a, dtype=np.float64) <= np.asarray(b, dtype=np.float64) * (
-            1.0 + TOL
-        )
+            return _int(a) * self.num <= _int(b) * self.den
+        return self.value * _flt(a) <= _flt(b) * (1.0 + TOL)
 
     def floor_times(self, n: int) -> int:
         """``floor(r * n)`` for a non-negative integer ``n`` (exact when the ratio is)."""
@@ -133,6 +129,14 @@ class Ratio:
         if self.exact:
             return (int(n) * self.den) // self.num
         return int(math.floor(n / self.value * (1.0 + TOL)))
+
+
+def _int(x: Any) -> np.ndarray:
+    return np.asarray(x, dtype=np.int64)
+
+
+def _flt(x: Any) -> np.ndarray:
+    return np.asarray(x, dtype=np.float64)
 
 
 def as_counts(counts: Any, domain: Any = None) -> np.ndarray:

@@ -12,7 +12,7 @@ Each value or the whole set. The two papers read a set of sensitive values diffe
 
 ``set_mode="each"`` (default)
     every value of the set, separately, has frequency <= α in every group. This is paper
-    000 §2.2 ("only these values must obey the 1/ℓ fraction"; its §6 experiments designate
+    000 §2.2 ("only these values must obey the 1/ℓ fraction"; its §5.1 experiments designate
     two Occupation values and report the risk of each separately) and the definition of
     (α,k)-anonymity in paper 001 §2 ("the proportion of each sensitive value").
 ``set_mode="total"``
@@ -173,7 +173,7 @@ class AlphaKAnonymity(PrivacyModel):
                     f"the table violates {self._bound_text()} for sensitive set "
                     f"{self.sensitive_set!r}: its values occur {total} times in total but at "
                     f"most {allowed} of {n} rows may (excess {total - allowed}); no partition "
-                    f"can be {self.describe()} — {REMEDY}",
+                    f"can be {self.describe()}; {REMEDY}",
                     model=self,
                 )
             return
@@ -185,7 +185,7 @@ class AlphaKAnonymity(PrivacyModel):
             raise InfeasibleError(
                 f"{self._ineligible_text()}: {which} {fmt_value(domain.values[top])} occurs "
                 f"{count} times but at most {allowed} of {n} rows may share it "
-                f"(excess {count - allowed}); no partition can be {self.describe()} — {REMEDY}",
+                f"(excess {count - allowed}); no partition can be {self.describe()}; {REMEDY}",
                 model=self,
             )
 

@@ -17,14 +17,13 @@ whole-table condition instead (see :mod:`openbook.models.l_diversity`).
 
 References
 ----------
-Paper 004 (ℓ-eligibility, eligibility attack, D-/R-suppression), §1.1, §2, §4.1.
-X. Xiao, Y. Tao. Anatomy: simple and effective privacy preservation. VLDB 2006 (the
-eligibility condition).
+Paper 004 (ℓ-eligibility, eligibility attack, D-/R-suppression), §1.1, §2, §4.1; the
+condition itself is paper 004's ref. [6] (bucketization).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -65,11 +64,12 @@ class EligibilityReport:
     allowed: int
     max_value: Any
     max_count: int
-    violations: list[EligibilityViolation] = field(default_factory=list)
+    violations: tuple[EligibilityViolation, ...] = ()
 
     @property
     def eligible(self) -> bool:
-        return not self.violations
+        """ℓ-eligible: no violating value (an empty table is eligible for nothing)."""
+        return self.n_rows > 0 and not self.violations
 
     @property
     def eligible_l(self) -> int:
@@ -112,22 +112,22 @@ def explain_eligibility(global_counts: Any, values: Any, l: float) -> Eligibilit
     l:
         ℓ >= 1 (a real number is accepted; the bound is ``count <= floor(n/ℓ)``).
     """
-    ell = check_real("l", l, model="l-eligibility", low=1.0)
+    ell: float = check_real("l", l, model="l-eligibility", low=1.0)
+    if ell.is_integer():
+        ell = int(ell)
     counts = np.asarray(global_counts, dtype=np.int64).ravel()
     values = np.asarray(values)
     n = int(counts.sum())
     allowed = Ratio(ell).floor_divide(n)
-    if counts.size == 0:
+    if n == 0:
         return EligibilityReport(l=ell, n_rows=0, allowed=0, max_value=None, max_count=0)
     order = np.argsort(-counts, kind="stable")
     top = int(order[0])
     bad = [int(i) for i in order if counts[i] > allowed]
-    violations = [
+    violations = tuple(
         EligibilityViolation(value=_py(values[i]), count=int(counts[i]), allowed=allowed)
         for i in bad
-    ]
-    if n == 0:  # an empty table is eligible for nothing
-        violations = [EligibilityViolation(value=None, count=0, allowed=0)]
+    )
     return EligibilityReport(
         l=ell,
         n_rows=n,

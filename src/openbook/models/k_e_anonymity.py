@@ -51,9 +51,12 @@ def numeric_values(domain: SADomain, model: str = "k-e-anonymity") -> np.ndarray
 
 def sa_range(counts: np.ndarray, numeric: np.ndarray) -> np.ndarray:
     """``max − min`` of the numeric SA values present in each group (0 if none)."""
-    present = counts > 0
-    hi = np.where(present, numeric, -np.inf).max(axis=1, initial=-np.inf)
-    lo = np.where(present, numeric, np.inf).min(axis=1, initial=np.inf)
+    if counts.shape[1] == 0:
+        return np.zeros(len(counts))
+    order = np.argsort(numeric, kind="stable")
+    present = counts[:, order] > 0
+    lo = numeric[order][np.argmax(present, axis=1)]
+    hi = numeric[order][present.shape[1] - 1 - np.argmax(present[:, ::-1], axis=1)]
     out = hi - lo
     out[~present.any(axis=1)] = 0.0
     return out

@@ -10,21 +10,29 @@ between SA values:
 ``"ordered"``
     values ranked 1..m (by ``domain.numeric`` when given — numeric or ordinal SA — else by
     code order), ``d(i, j) = |rank_i − rank_j| / (m − 1)``:
-    ``D = 1/(m−1) Σ_{i=1..m} |Σ_{j<=i} (p_j − q_j)|`` (§4.2). m counts every value of the
-    SA domain, present in the table or not.
+    ``D = 1/(m−1) Σ_{i=1..m} |Σ_{j<=i} (p_j − q_j)|`` (the paper's numerical attributes).
+    m counts every value of the SA domain, present in the table or not.
 ``"hierarchical"``
-    values are the leaves of ``domain.hierarchy`` (``ancestor_table[j, leaf]`` = node at
-    level j, level 0 the leaves, level ``height`` = H the root), ``d(i, j) = level(LCA)/H``.
-    The paper's formula (§4.3): for each node N, ``extra(N) = Σ_{leaves under N} (p − q)``,
-    ``pos_extra(N)`` / ``neg_extra(N)`` the sums of the positive / negative extras of its
-    children, ``cost(N) = height(N)/H · min(pos_extra(N), neg_extra(N))`` and
+    values are the leaves of ``domain.hierarchy`` (:class:`openbook.hierarchy.Hierarchy`:
+    ``ancestor_table[j, leaf]`` = the leaf's ancestor j levels up, leaves = SA codes at
+    level 0, the root at level ``height`` = H) and ``d(i, j) = height(LCA(i, j)) / H``
+    (the paper's categorical attributes with a hierarchy), where the height of a node is
+    its subtree height — the longest path down to a leaf; with all leaves at the same depth
+    that is its level. The paper's formula: for each node N,
+    ``extra(N) = Σ_{leaves under N} (p − q)``, ``pos_extra(N)`` / ``neg_extra(N)`` the sums
+    of the positive / negative extras of its children,
+    ``cost(N) = height(N)/H · min(pos_extra(N), neg_extra(N))`` and
     ``D = Σ_{internal N} cost(N)``.
-    Since ``min(pos, neg) = (Σ_C |extra(C)| − |extra(N)|)/2`` and a node at level j is a
-    child at weight j/H and a parent at weight −j/H, this telescopes to the flow across the
-    tree's edges: ``D = 1/(2H) Σ_{non-root N} |extra(N)|``, computed for all groups with one
-    matrix product (groups x values) @ (values x nodes). A leaf shallower than H repeats
-    itself up the ancestor table; its distance to others is still the level of the LCA.
-    Nodes of the top level are treated as one root.
+    Since ``min(pos, neg) = (Σ_C |extra(C)| − |extra(N)|)/2``, each non-root node C enters
+    once as a child, weight height(parent)/(2H), and once as a parent, weight
+    −height(C)/(2H); the sum telescopes to the flow across the edges of a tree whose node C
+    spans heights height(C) .. height(parent)−1:
+    ``D = 1/(2H) Σ_{ℓ=0..H−1} Σ_{nodes N holding leaves at height ℓ} |extra(N)|``. It is
+    computed for all groups at once from prefix sums over the leaves in depth-first order
+    (every node's leaves are contiguous there). A leaf shallower than the tree may repeat
+    the root (ARX-style clamping, as ``Hierarchy`` does) or itself (padding) up its
+    column; only its chain of distinct ancestors matters. The unit tests check the result
+    against a min-cost-flow linear program, the property tests against the paper's formula.
 
 The level of a group is its distance D (lower is stronger; 1, the largest possible, for an
 empty group, which never holds); a group holds iff ``D <= t + 1e-12``. Monotonic: EMD is
@@ -39,7 +47,7 @@ Paper 001 (Wong et al., VLDB 2007) §5 (t-closeness, Table 10).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -50,8 +58,10 @@ from .base import PrivacyModel, SADomain
 DISTANCES = ("equal", "ordered", "hierarchical")
 
 
-def _distributions(counts: np.ndarray, domain: SADomain) -> tuple[np.ndarray, np.ndarray]:
-    """``(P − Q, empty)``: per group, its distribution minus the table's; empty groups."""
+def distribution_diff(counts: np.ndarray, domain: SADomain) -> tuple[np.ndarray, np.ndarray]:
+    """``(D, empty)``: ``D[v, g] = p_g(v) − q(v)``, each group's SA distribution minus the
+    table's, laid out **values x groups** (one contiguous row per SA value, so the kernels
+    below are a few whole-row operations per value), and the mask of empty groups."""
     g = np.asarray(domain.global_counts, dtype=np.float64)
     total = g.sum()
     if total <= 0:
@@ -59,16 +69,19 @@ def _distributions(counts: np.ndarray, domain: SADomain) -> tuple[np.ndarray, np
             "t-closeness needs the table's SA distribution, but domain.global_counts is empty",
             parameter="global_counts",
         )
-    n = counts.sum(axis=1).astype(np.float64)
+    n = counts.sum(axis=1)
     empty = n == 0
-    p = counts / np.where(empty, 1.0, n)[:, None]
-    p[empty] = 0.0
-    return p - g / total, empty
+    inv = 1.0 / np.where(empty, 1, n)
+    inv[empty] = 0.0
+    diff = np.empty((counts.shape[1], counts.shape[0]))
+    np.multiply(counts.T, inv[None, :], out=diff)
+    diff -= (g / total)[:, None]
+    return diff, empty
 
 
 def emd_equal(diff: np.ndarray) -> np.ndarray:
-    """Equal-distance EMD (total variation) of each row of ``P − Q``."""
-    return 0.5 * np.abs(diff).sum(axis=1)
+    """Equal-distance EMD (total variation) of each group (column of ``diff``)."""
+    return 0.5 * np.abs(diff).sum(axis=0)
 
 
 def value_order(domain: SADomain) -> np.ndarray:
@@ -79,18 +92,45 @@ def value_order(domain: SADomain) -> np.ndarray:
 
 
 def emd_ordered(diff: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """Ordered-distance EMD of each row of ``P − Q`` with values ranked by ``order``."""
-    m = diff.shape[1]
+    """Ordered-distance EMD of each group (column of ``diff``), values ranked by ``order``."""
+    m, n_groups = diff.shape
+    total = np.zeros(n_groups)
     if m <= 1:
-        return np.zeros(len(diff))
-    cum = np.cumsum(diff[:, order], axis=1)
-    return np.abs(cum[:, :-1]).sum(axis=1) / (m - 1)
+        return total
+    running = np.zeros(n_groups)
+    for v in order[:-1]:  # a loop over SA values, each step a whole-row operation
+        running += diff[v]
+        total += np.abs(running)
+    return total / (m - 1)
 
 
-def hierarchy_nodes(hierarchy: Any, n_values: int) -> tuple[np.ndarray, int]:
-    """``(indicator, H)``: a 0/1 matrix (values x non-root nodes) over levels 0..H−1 of the
-    hierarchy's ancestor table, and the height H. Checks the table is a tree on the SA codes
-    (each node at level j−1 has a single parent at level j)."""
+class TreeLayout(NamedTuple):
+    """A hierarchy ready for :func:`emd_hierarchical`: ``levels[ℓ, leaf]`` = the node that
+    holds the leaf at height ℓ (the highest ancestor-or-self of height <= ℓ), the leaves in
+    depth-first order (every node's leaves contiguous), the first position of each node of
+    heights 0..H−1 in that order, and H."""
+
+    levels: np.ndarray
+    order: np.ndarray
+    starts: tuple[np.ndarray, ...]
+    height: int
+
+
+def _not_a_tree(detail: str) -> ParameterError:
+    return ParameterError(f"the SA hierarchy is not a tree: {detail}", parameter="hierarchy")
+
+
+def tree_layout(hierarchy: Any, n_values: int) -> TreeLayout:
+    """Read the SA hierarchy's ``ancestor_table`` and lay it out for :func:`emd_hierarchical`.
+
+    Node ids are global (the same id is the same node at every level; leaves are the codes
+    ``0..m−1`` at level 0), as :class:`openbook.hierarchy.Hierarchy` writes them. A leaf
+    shallower than the tree repeats a node up its column — the root (ARX-style clamping)
+    or itself (padding); either way only the chain of distinct nodes counts. The height of
+    a node is its subtree height (the longest path down to a leaf, read off the chains);
+    with uniform depth that is simply its level. Raises ParameterError when the table is
+    malformed or a node has two parents.
+    """
     try:
         table = np.asarray(hierarchy.ancestor_table)
         height = int(hierarchy.height)
@@ -105,33 +145,84 @@ def hierarchy_nodes(hierarchy: Any, n_values: int) -> tuple[np.ndarray, int]:
             f"(height + 1, n_values) = ({height + 1}, {n_values})",
             parameter="hierarchy",
         )
-    blocks = []
-    for j in range(height):
-        _, child = np.unique(table[j], return_inverse=True)
-        pairs = np.unique(np.stack([child, np.unique(table[j + 1], return_inverse=True)[1]]), axis=1)
-        if pairs.shape[1] != child.max(initial=-1) + 1:
-            raise ParameterError(
-                f"the SA hierarchy is not a tree: a node at level {j} has two parents at level "
-                f"{j + 1} (ancestor_table must list leaves at level 0 and the root last)",
-                parameter="hierarchy",
-            )
-        blocks.append(np.eye(child.max(initial=-1) + 1, dtype=np.float64)[child])
-    if not blocks:
-        return np.zeros((n_values, 0)), height
-    return np.concatenate(blocks, axis=1), height
+    if not np.array_equal(table[0], np.arange(n_values)):
+        raise ParameterError(
+            "the SA hierarchy's ancestor_table must list the leaves (SA codes 0..m-1) at "
+            "level 0 and the root last",
+            parameter="hierarchy",
+        )
+    # Loops over leaves x levels of a small table (computed once per model and domain).
+    chains: list[list[int]] = []
+    node_height: dict[int, int] = {}
+    parent: dict[int, int] = {}
+    for leaf in range(n_values):
+        chain = [leaf]
+        for j in range(1, height + 1):
+            node = int(table[j, leaf])
+            if node == chain[-1]:
+                continue
+            if node < n_values or node in chain:
+                raise _not_a_tree(f"leaf {leaf} has leaf or repeated node {node} above it")
+            if parent.setdefault(chain[-1], node) != node:
+                raise _not_a_tree(
+                    f"node {chain[-1]} has two parents ({parent[chain[-1]]} and {node}); "
+                    "ancestor_table must list the leaves at level 0 and the root last"
+                )
+            chain.append(node)
+            # subtree height: the longest path down to a leaf (its distance up this chain)
+            node_height[node] = max(node_height.get(node, 0), len(chain) - 1)
+        chains.append(chain)
+    if n_values and np.unique(table[height]).size != 1:
+        raise ParameterError(
+            "the SA hierarchy must have a single root: its top level (ancestor_table[height]) "
+            f"holds {np.unique(table[height]).size} nodes",
+            parameter="hierarchy",
+        )
+    height = max(node_height.values(), default=0)  # the root's subtree height
+    levels = np.empty((height + 1, n_values), dtype=np.int64)
+    for leaf, chain in enumerate(chains):
+        k = 0
+        for lv in range(height + 1):
+            while k + 1 < len(chain) and node_height[chain[k + 1]] <= lv:
+                k += 1
+            levels[lv, leaf] = chain[k]
+    order = np.lexsort(levels) if n_values else np.arange(0)  # top level is the primary key
+    starts = tuple(
+        np.flatnonzero(np.r_[True, levels[j][order][1:] != levels[j][order][:-1]])
+        for j in range(height)
+    )
+    return TreeLayout(levels=levels, order=order, starts=starts, height=height)
 
 
-def emd_hierarchical(diff: np.ndarray, indicator: np.ndarray, height: int) -> np.ndarray:
-    """Hierarchical-distance EMD of each row of ``P − Q`` (see the module docstring)."""
-    if height <= 0 or indicator.shape[1] == 0:
-        return np.zeros(len(diff))
-    return np.abs(diff @ indicator).sum(axis=1) / (2.0 * height)
+def emd_hierarchical(diff: np.ndarray, layout: TreeLayout) -> np.ndarray:
+    """Hierarchical-distance EMD of each group (column of ``diff``): ``1/(2H)`` times the
+    sum over non-root nodes N of ``|extra(N)|`` (see the module docstring)."""
+    n_groups = diff.shape[1]
+    if layout.height <= 0 or diff.shape[0] == 0:
+        return np.zeros(n_groups)
+    m = diff.shape[0]
+    rows = diff[layout.order]
+    prefix = np.zeros((m + 1, n_groups))  # prefix[i] = sum of the first i leaves' rows
+    for i in range(m):
+        np.add(prefix[i], rows[i], out=prefix[i + 1])
+    total = np.zeros(n_groups)
+    for starts in layout.starts:  # extra(N) of every node of one level at once
+        if len(starts) == m:  # every node a single leaf
+            total += np.abs(rows).sum(axis=0)
+        else:
+            ends = np.r_[starts[1:], m]
+            total += np.abs(prefix[ends] - prefix[starts]).sum(axis=0)
+    return total / (2.0 * layout.height)
 
 
-def emd(counts: np.ndarray, domain: SADomain, distance: str) -> np.ndarray:
-    """EMD of each group's SA distribution to the table's (1 for empty groups)."""
+def emd(
+    counts: np.ndarray, domain: SADomain, distance: str, layout: TreeLayout | None = None
+) -> np.ndarray:
+    """EMD of each group's SA distribution to the table's (1 for empty groups).
+
+    ``layout`` is the hierarchy's :func:`tree_layout` when already computed."""
     c = as_counts(counts, domain)
-    diff, empty = _distributions(c, domain)
+    diff, empty = distribution_diff(c, domain)
     if distance == "equal":
         d = emd_equal(diff)
     elif distance == "ordered":
@@ -143,8 +234,9 @@ def emd(counts: np.ndarray, domain: SADomain, distance: str) -> np.ndarray:
                 parameter="distance",
                 value=distance,
             )
-        indicator, height = hierarchy_nodes(domain.hierarchy, domain.n_values)
-        d = emd_hierarchical(diff, indicator, height)
+        if layout is None:
+            layout = tree_layout(domain.hierarchy, domain.n_values)
+        d = emd_hierarchical(diff, layout)
     else:  # pragma: no cover - checked in __init__
         raise ParameterError(f"unknown distance {distance!r}", parameter="distance")
     d = np.clip(d, 0.0, 1.0)
@@ -175,13 +267,26 @@ class TCloseness(PrivacyModel):
     def __init__(self, *, t: float, distance: str = "equal") -> None:
         self.t = check_real("t", t, model=self.name, low=0.0, high=1.0)
         self.distance = check_choice("distance", distance, DISTANCES, model=self.name)
+        self._cache: tuple[Any, int, TreeLayout] | None = None
+
+    def _layout(self, domain: SADomain) -> TreeLayout | None:
+        """The hierarchy's layout, cached for the last hierarchy seen (algorithms call
+        ``holds`` many times with the same domain)."""
+        if self.distance != "hierarchical" or domain.hierarchy is None:
+            return None
+        cached = self._cache
+        if cached is None or cached[0] is not domain.hierarchy or cached[1] != domain.n_values:
+            layout = tree_layout(domain.hierarchy, domain.n_values)
+            self._cache = cached = (domain.hierarchy, domain.n_values, layout)
+        return cached[2]
 
     def group_levels(self, counts: np.ndarray, domain: SADomain) -> np.ndarray:
-        return emd(counts, domain, self.distance)
+        return emd(counts, domain, self.distance, self._layout(domain))
 
     def holds(self, counts: np.ndarray, domain: SADomain) -> np.ndarray:
         c = as_counts(counts, domain)
-        return (emd(c, domain, self.distance) <= self.t + TOL) & (c.sum(axis=1) > 0)
+        d = emd(c, domain, self.distance, self._layout(domain))
+        return (d <= self.t + TOL) & (c.sum(axis=1) > 0)
 
     def validate(self, domain: SADomain) -> None:
         if self.distance == "hierarchical":
@@ -191,7 +296,7 @@ class TCloseness(PrivacyModel):
                     parameter="distance",
                     value=self.distance,
                 )
-            hierarchy_nodes(domain.hierarchy, domain.n_values)
+            self._layout(domain)
         super().validate(domain)
 
     def params(self) -> dict[str, Any]:

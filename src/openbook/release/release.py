@@ -21,7 +21,7 @@ import pandas as pd
 
 from .. import __version__
 from ..data.table import EncodedTable
-from ..errors import VerificationError
+from ..errors import DataError, VerificationError
 from ..models.base import PrivacyModel, SADomain
 from .partition import Partition
 from .verify import ModelCheck, check_counts, require
@@ -62,30 +62,48 @@ class Release:
         return codes.astype(np.int64), len(uniq)
 
     def sa_counts(self) -> tuple[np.ndarray, SADomain]:
-        """``(n_classes, n_sa)`` SA counts of the published classes and the SA domain of the
-        published rows (values sorted; sensitive sets from the metadata)."""
+        """``(n_classes, n_sa)`` SA counts of the published classes and the SA domain.
+
+        The domain is the one recorded at publication (``meta["sa_reference"]``: the input
+        table's SA values in code order, their counts — the reference distribution of
+        t-closeness, so suppressing rows does not move it — and numeric values for ordered
+        distance); a release without that record falls back to the published rows.
+        """
         if self.kind == "bucketized":
             assert self.sa_table is not None
             gids, uniq_g = pd.factorize(self.sa_table[GID], sort=True)
-            vals, uniq_v = pd.factorize(self.sa_table[self.sa].astype(str), sort=True)
-            counts = np.zeros((len(uniq_g), len(uniq_v)), dtype=np.int64)
-            np.add.at(counts, (gids, vals), self.sa_table[COUNT].to_numpy(dtype=np.int64))
-            values = np.asarray(uniq_v, dtype=object)
+            sa_text, weights, n = self.sa_table[self.sa].astype(str), self.sa_table[COUNT].to_numpy(np.int64), len(uniq_g)
         else:
-            cls, n = self.classes()
-            vals, uniq_v = pd.factorize(self.data[self.sa].astype(str), sort=True)
-            counts = np.bincount(cls * len(uniq_v) + vals, minlength=n * len(uniq_v)).reshape(n, len(uniq_v))
+            gids, n = self.classes()
+            sa_text, weights = self.data[self.sa].astype(str), None
+        ref = self.meta.get("sa_reference")
+        if ref:
+            values = np.asarray(ref["values"], dtype=object)
+            vals = pd.Index(values).get_indexer(sa_text)
+            if (vals < 0).any():
+                bad = sa_text.iloc[int(np.flatnonzero(vals < 0)[0])]
+                raise DataError(f"release holds SA value {bad!r} that its sidecar's SA domain lacks")
+            global_counts = np.asarray(ref["counts"], dtype=np.int64)
+            numeric = None if ref.get("numeric") is None else np.asarray(ref["numeric"], dtype=np.float64)
+        else:
+            vals, uniq_v = pd.factorize(sa_text, sort=True)
             values = np.asarray(uniq_v, dtype=object)
+            global_counts = None
+            numeric = None
+            try:
+                numeric = values.astype(np.float64)
+            except (TypeError, ValueError):
+                pass
+        m = len(values)
+        flat = np.bincount(np.asarray(gids, dtype=np.int64) * m + vals, weights=weights, minlength=n * m)
+        counts = flat.astype(np.int64).reshape(n, m)
+        if global_counts is None:
+            global_counts = counts.sum(axis=0)
         sets = {}
         for name, members in self.meta.get("schema", {}).get("sensitive_sets", {}).items():
-            want = {str(m) for m in members}
-            sets[name] = np.array([v in want for v in values], dtype=bool)
-        numeric = None
-        try:
-            numeric = values.astype(np.float64)
-        except (TypeError, ValueError):
-            pass
-        domain = SADomain(values=values, global_counts=counts.sum(axis=0), numeric=numeric, sensitive_sets=sets)
+            want = {str(x) for x in members}
+            sets[name] = np.array([str(v) in want for v in values], dtype=bool)
+        domain = SADomain(values=values, global_counts=global_counts, numeric=numeric, sensitive_sets=sets)
         return counts, domain
 
     def check(self, model: PrivacyModel) -> ModelCheck:
@@ -172,6 +190,7 @@ def build_release(
         "n_suppressed": partition.n_suppressed,
         "n_groups": partition.n_groups,
         "levels": None if levels is None else [int(x) for x in levels],
+        "sa_reference": _sa_reference(table),
         "dropped_columns": list(table.dropped_columns),
         "source": table.source,
     }
@@ -179,6 +198,14 @@ def build_release(
     if model is not None and verify:
         meta["check"] = release.verify(model).to_dict()
     return release
+
+
+def _sa_reference(table: EncodedTable) -> dict[str, Any]:
+    """The SA domain as published in the sidecar: values in code order, the input table's
+    counts (t-closeness's reference distribution) and numeric values if any."""
+    dom = table.sa_domain
+    return {"values": [str(v) for v in dom.values], "counts": [int(c) for c in dom.global_counts],
+            "numeric": None if dom.numeric is None else [float(x) for x in dom.numeric]}
 
 
 def _generalized_column(table: EncodedTable, name: str, group: np.ndarray, n_groups: int,

@@ -1,0 +1,72 @@
+"""Paper 004 worked examples (Examples 1-5) with the paper's numbers."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from openbook.algorithms.suppression import (
+    l_candidate,
+    p_eligible,
+    r_suppression_outcome,
+    safe_d_suppression,
+    unsafe_d_suppression,
+)
+from openbook.attacks.eligibility import posterior_by_enumeration, posterior_r_suppression
+from openbook.models import explain_eligibility
+
+T = np.array([10, 4, 2, 1, 1])  # {S1:10, S2:4, S3:2, S4:1, S5:1}, |T| = 18, l = 3
+
+
+def test_example1_t_violates_3_eligibility():
+    rep = explain_eligibility(T, np.array(["S1", "S2", "S3", "S4", "S5"]), 3)
+    assert not rep.eligible and rep.violations[0].value == "S1" and rep.allowed == 6
+    # after suppressing 6 records of S1, T_P is 3-eligible for the first time
+    assert p_eligible(np.array([4, 4, 2, 1, 1]), 3) and not p_eligible(np.array([5, 4, 2, 1, 1]), 3)
+
+
+def test_example2_and_3_unsafe_d():
+    plan = unsafe_d_suppression(T, 3)
+    assert plan.n_suppressed == 6 and plan.published.max() == 4  # stops at level 4
+    assert plan.published.tolist() == [4, 4, 2, 1, 1]
+    # ℓ-candidacy first holds after 5 records: F3' + |T_S| = 2 + 5 > 18/3
+    assert l_candidate(np.array([5, 4, 2, 1, 1]), 18, 3) and not l_candidate(np.array([6, 4, 2, 1, 1]), 18, 3)
+
+
+def test_example3_safe_d():
+    plan = safe_d_suppression(T, 3)
+    assert plan.n_suppressed == 10 and plan.published.max() == 2  # start of level F3 = 2
+    assert plan.suppressed.tolist() == [8, 2, 0, 0, 0]
+
+
+def test_example4_r_suppression_h2_f3():
+    assert r_suppression_outcome(T, 3, h=2, level=3).tolist() == [3, 3, 2, 1, 1]
+
+
+def test_example5_posterior_by_enumeration():
+    """The paper says Pr(S_i' = S1 | T_P, K) = 1/3 for i = 1, 2, 3. Exact enumeration of all
+    base tables (|B| = 18, not 3-eligible) and all (h, F) gives *close to*, not exactly,
+    1/3 under a uniform prior over base tables, and far from 1/3 under the record-level
+    (multinomial, uniform per-record) prior. The order of the values is S1, S2, S3, S4, S5
+    of T, i.e. S2', S1', S3', S4', S5' of T_P (S1 and S2 tie at 3 in T_P)."""
+    tp = np.array([3, 3, 2, 1, 1])
+    uni, k = posterior_by_enumeration(tp, 18, 3, prior="uniform")
+    assert k == 16
+    assert uni == [Fraction(147, 424), Fraction(137, 424), Fraction(35, 106), 0, 0]
+    rec, _ = posterior_by_enumeration(tp, 18, 3, prior="record")
+    assert rec == [Fraction(5891, 38182), Fraction(4571, 38182), Fraction(13860, 19091), 0, 0]
+    # the paper's three plausible tables (all 8 suppressed records on one value) are among them
+    for prior, want in (("uniform", uni), ("record", rec)):
+        fast = posterior_r_suppression(tp, 18, 3, prior=prior)
+        assert np.allclose(fast.posterior, [float(x) for x in want], atol=1e-12)
+    assert max(uni) > Fraction(1, 3)  # S-Ambiguity is missed by 4 % under the uniform prior
+
+
+def test_example5_d_suppression_property1_by_enumeration():
+    """Property 1 says 1/|top(T_P)| on top(T_P); enumeration puts all mass on top(T_P) but
+    not evenly (uniform prior over base tables)."""
+    post, _ = posterior_by_enumeration(np.array([4, 4, 2, 1, 1]), 18, 3, algorithm="unsafe-d")
+    assert post == [Fraction(4, 7), Fraction(3, 7), 0, 0, 0]
+    post, _ = posterior_by_enumeration(np.array([2, 2, 2, 1, 1]), 18, 3, algorithm="safe-d")
+    assert post == [Fraction(11, 30), Fraction(1, 3), Fraction(3, 10), 0, 0]

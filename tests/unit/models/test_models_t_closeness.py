@@ -1,0 +1,218 @@
+import numpy as np
+import pytest
+from models_testkit import (
+    Tree,
+    emd_lp,
+    hierarchical_ground,
+    make_domain,
+    random_parents,
+    tree_from_parents,
+)
+
+from openbook.errors import ParameterError
+from openbook.models import TCloseness
+
+# table distribution Q = (4, 2, 2) / 8 = (.5, .25, .25)
+DOMAIN = make_domain([4, 2, 2], numeric=[10.0, 30.0, 20.0])
+COUNTS = np.array(
+    [
+        [2, 1, 1],  # = Q: distance 0 under every ground distance
+        [0, 2, 0],  # P = (0, 1, 0)
+        [1, 0, 0],  # P = (1, 0, 0)
+        [0, 0, 0],  # empty
+    ]
+)
+
+
+def test_equal_distance_is_half_l1():
+    m = TCloseness(t=0.5)
+    # row 1: 1/2 (.5 + .75 + .25) = .75; row 2: 1/2 (.5 + .25 + .25) = .5
+    assert m.group_levels(COUNTS, DOMAIN) == pytest.approx([0, 0.75, 0.5, 1.0])
+    assert m.holds(COUNTS, DOMAIN).tolist() == [True, False, True, False]
+    assert m.table_level(COUNTS[:3], DOMAIN) == pytest.approx(0.75)
+
+
+def test_ordered_distance_follows_numeric_order():
+    m = TCloseness(t=0.3, distance="ordered")
+    # numeric order: code 0 (10), code 2 (20), code 1 (30); m - 1 = 2
+    # row 1: P - Q in that order = (-.5, -.25, .75): cumsum (-.5, -.75, 0) -> 1.25 / 2
+    # row 2: (.5, -.25, -.25): cumsum (.5, .25, 0) -> .75 / 2
+    assert m.group_levels(COUNTS, DOMAIN) == pytest.approx([0, 0.625, 0.375, 1.0])
+    # without numeric values the code order is used: row 1 (-.5, .75, -.25) -> (.5+.25)/2
+    plain = make_domain([4, 2, 2])
+    assert m.group_levels(COUNTS, plain) == pytest.approx([0, 0.375, 0.375, 1.0])
+
+
+def test_hierarchical_distance_hand_computed():
+    # leaves 0,1 under node A = 7; leaf 2 under node B = 9; root R = 10; H = 2
+    tree = Tree(ancestor_table=np.array([[0, 1, 2], [7, 7, 9], [10, 10, 10]]), height=2)
+    dom = make_domain([4, 2, 2], hierarchy=tree)
+    m = TCloseness(t=0.4, distance="hierarchical")
+    # row 1: P - Q = (-.5, .75, -.25): within A, .5 moves 0 -> 1 at cost 1/2;
+    #        .25 moves from B's leaf 2 to A at cost 1 -> .25 + .25 = .5
+    # row 2: (.5, -.25, -.25): .25 from 0 to 1 at 1/2, .25 from 0 to 2 at 1 -> .375
+    assert m.group_levels(COUNTS, dom) == pytest.approx([0, 0.5, 0.375, 1.0])
+    assert m.holds(COUNTS, dom).tolist() == [True, False, True, False]
+    # the paper's formula: cost(A) = 1/2 min(.75, .5) = .25; cost(R) = 1 min(.25, .25) = .25
+    # for row 1 -> .5, the same
+
+
+def test_paper001_table10_equal_distance():
+    # Paper 001 Table 10, 0.2-closeness; SA values (HIV, non-sensitive); 3 HIV of 6
+    dom = make_domain([3, 3])
+    m = TCloseness(t=0.2)
+    good = np.array([[1, 1], [2, 2]])  # (a): q1 = {HIV, non}, q2 = {non, non, HIV, HIV}
+    bad = np.array([[2, 0], [1, 3]])  # (b): q1 = {HIV, HIV}
+    assert m.group_levels(good, dom) == pytest.approx([0, 0])
+    assert m.group_levels(bad, dom) == pytest.approx([0.5, 0.25])
+    assert m.holds(good, dom).all() and not m.holds(bad, dom).any()
+
+
+def _random_case(rng, m):
+    g = rng.integers(1, 6, size=m)
+    rows = rng.integers(0, 4, size=(6, m))
+    rows[rows.sum(axis=1) == 0, 0] = 1
+    return g, rows
+
+
+@pytest.mark.parametrize("clamp", [True, False], ids=["root-clamped", "leaf-padded"])
+@pytest.mark.parametrize("seed", range(25))
+def test_hierarchical_emd_matches_linear_program(seed, clamp):
+    # random trees with leaves at uneven depths; ground distance height(LCA)/H
+    rng = np.random.default_rng(seed)
+    m = int(rng.integers(2, 8))
+    parents = random_parents(rng, m, int(rng.integers(1, 6)))
+    tree = tree_from_parents(parents, m, clamp=clamp)
+    g, rows = _random_case(rng, m)
+    dom = make_domain(g, hierarchy=tree)
+    ground = hierarchical_ground(parents, m)
+    got = TCloseness(t=1, distance="hierarchical").group_levels(rows, dom)
+    q = g / g.sum()
+    want = [emd_lp(r / r.sum(), q, ground) for r in rows]
+    assert got == pytest.approx(want, abs=1e-9)
+
+
+def test_uneven_depth_uses_subtree_heights():
+    # root 9 -> {leaf 0, node 8}; node 8 -> {leaf 1, node 7}; node 7 -> {leaves 2, 3}
+    # heights: 7 -> 1, 8 -> 2, 9 -> 3. d(1, 2) = height(8)/3 = 2/3 (not 1, which reading
+    # the root-clamped table level by level would give)
+    parents = {9: None, 8: 9, 7: 8, 0: 9, 1: 8, 2: 7, 3: 7}
+    tree = tree_from_parents(parents, 4)
+    assert tree.ancestor_table.tolist() == [[0, 1, 2, 3], [9, 8, 7, 7], [9, 9, 8, 8], [9, 9, 9, 9]]
+    dom = make_domain([0, 1, 1, 0], hierarchy=tree)  # Q = (0, .5, .5, 0)
+    # P = (0, 1, 0, 0): .5 moves from leaf 2 to leaf 1 at cost 2/3 -> 1/3
+    got = TCloseness(t=1, distance="hierarchical").group_levels(np.array([[0, 1, 0, 0]]), dom)
+    assert got == pytest.approx([1 / 3])
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_ordered_emd_matches_linear_program(seed):
+    rng = np.random.default_rng(1000 + seed)
+    m = int(rng.integers(2, 9))
+    numeric = rng.permutation(m) * 3.5 - 4  # values in shuffled code order
+    g, rows = _random_case(rng, m)
+    dom = make_domain(g, numeric=numeric)
+    rank = np.argsort(np.argsort(numeric))
+    ground = np.abs(rank[:, None] - rank[None, :]) / (m - 1)
+    got = TCloseness(t=1, distance="ordered").group_levels(rows, dom)
+    q = g / g.sum()
+    want = [emd_lp(r / r.sum(), q, ground) for r in rows]
+    assert got == pytest.approx(want, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_equal_emd_matches_linear_program(seed):
+    rng = np.random.default_rng(2000 + seed)
+    m = int(rng.integers(2, 9))
+    g, rows = _random_case(rng, m)
+    ground = 1.0 - np.eye(m)
+    got = TCloseness(t=1).group_levels(rows, make_domain(g))
+    want = [emd_lp(r / r.sum(), g / g.sum(), ground) for r in rows]
+    assert got == pytest.approx(want, abs=1e-9)
+
+
+def test_one_level_hierarchy_equals_equal_distance():
+    rng = np.random.default_rng(7)
+    g, rows = _random_case(rng, 5)
+    flat = Tree(ancestor_table=np.stack([np.arange(5), np.full(5, 5)]), height=1)
+    a = TCloseness(t=1, distance="hierarchical").group_levels(rows, make_domain(g, hierarchy=flat))
+    b = TCloseness(t=1).group_levels(rows, make_domain(g))
+    assert a == pytest.approx(b)
+
+
+@pytest.mark.parametrize(
+    "kwargs, param",
+    [
+        ({"t": -0.1}, "t"),
+        ({"t": 1.01}, "t"),
+        ({"t": "x"}, "t"),
+        ({"t": 0.2, "distance": "l2"}, "distance"),
+    ],
+)
+def test_bad_parameters(kwargs, param):
+    with pytest.raises(ParameterError) as exc:
+        TCloseness(**kwargs)
+    assert exc.value.parameter == param
+
+
+def test_hierarchical_needs_a_hierarchy():
+    m = TCloseness(t=0.2, distance="hierarchical")
+    with pytest.raises(ParameterError, match="needs a hierarchy"):
+        m.group_levels(COUNTS, DOMAIN)
+    with pytest.raises(ParameterError, match="needs a hierarchy"):
+        m.validate(DOMAIN)
+
+
+def test_malformed_hierarchies_are_rejected():
+    m = TCloseness(t=0.2, distance="hierarchical")
+    wrong_shape = Tree(ancestor_table=np.zeros((2, 4), dtype=int), height=1)
+    with pytest.raises(ParameterError, match="shape"):
+        m.validate(make_domain([1, 1, 1], hierarchy=wrong_shape))
+    # root listed first
+    upside_down = Tree(ancestor_table=np.array([[5, 5, 5], [0, 1, 2]]), height=1)
+    with pytest.raises(ParameterError, match="leaves .* at level 0"):
+        m.validate(make_domain([1, 1, 1], hierarchy=upside_down))
+    # node 5 under 7 for leaf 0 but under 8 for leaf 1
+    table = np.array([[0, 1, 2], [5, 5, 6], [7, 8, 8], [9, 9, 9]])
+    two_parents = Tree(ancestor_table=table, height=3)
+    with pytest.raises(ParameterError, match="not a tree: node 5 has two parents"):
+        m.validate(make_domain([1, 1, 1], hierarchy=two_parents))
+    leaf_above = Tree(ancestor_table=np.array([[0, 1, 2], [1, 5, 5]]), height=1)
+    with pytest.raises(ParameterError, match="not a tree"):
+        m.validate(make_domain([1, 1, 1], hierarchy=leaf_above))
+
+
+def test_forest_is_rejected():
+    forest = Tree(ancestor_table=np.array([[0, 1, 2], [5, 5, 6]]), height=1)
+    with pytest.raises(ParameterError, match="single root"):
+        model = TCloseness(t=0.2, distance="hierarchical")
+        model.validate(make_domain([1, 1, 1], hierarchy=forest))
+
+
+def test_with_openbook_hierarchy():
+    hierarchy = pytest.importorskip("openbook.hierarchy")
+    # the uneven tree of test_uneven_depth_uses_subtree_heights, in Hierarchy's numbering:
+    # leaves a, b, c, d = 0..3; node 4 = {c, d}; node 5 = {b, 4}; root 6 = {a, 5}
+    h = hierarchy.Hierarchy(
+        ["a", "b", "c", "d"], ["cd", "bcd", "*"], [6, 5, 4, 4, 5, 6, None]
+    )
+    dom = make_domain([0, 1, 1, 0], hierarchy=h)
+    got = TCloseness(t=1, distance="hierarchical").group_levels(np.array([[0, 1, 0, 0]]), dom)
+    assert got == pytest.approx([1 / 3])
+
+
+def test_layout_is_cached_per_hierarchy():
+    m = TCloseness(t=0.5, distance="hierarchical")
+    tree = Tree(ancestor_table=np.array([[0, 1, 2], [7, 7, 9], [10, 10, 10]]), height=2)
+    dom = make_domain([4, 2, 2], hierarchy=tree)
+    m.holds(COUNTS, dom)
+    first = m._cache
+    m.holds(COUNTS, dom)
+    assert m._cache is first
+    other = Tree(ancestor_table=np.array([[0, 1, 2], [7, 9, 9], [10, 10, 10]]), height=2)
+    m.holds(COUNTS, make_domain([4, 2, 2], hierarchy=other))
+    assert m._cache is not first and m._cache[0] is other
+
+
+def test_validate_whole_table_always_feasible():
+    TCloseness(t=0).validate(DOMAIN)

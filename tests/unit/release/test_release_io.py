@@ -1,0 +1,119 @@
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from openbook.data.schema import Schema
+from openbook.data.table import encode
+from openbook.errors import DataError, VerificationError
+from openbook.models import make_model
+from openbook.release import Partition, build_release, load_release, save_release
+
+
+@pytest.fixture()
+def table(small_frame):
+    return encode(small_frame, Schema.build(qi=["age:numeric", "zip", "sex"], sa="disease",
+                                            sensitive_sets={"sens": ["hiv"]}, keep=["name"]))
+
+
+def pairs_partition(n):
+    return Partition(np.arange(n) // 4, (n + 3) // 4, provenance={"algorithm": "test"})
+
+
+def test_generalized_release_labels_and_counts(table):
+    rel = build_release(table, pairs_partition(12), model=make_model("k=4"))
+    assert rel.kind == "generalized"
+    assert rel.meta["n_input"] == 12 and rel.meta["n_published"] == 12 and rel.meta["n_suppressed"] == 0
+    # numeric QI without hierarchy → [min-max] of the group
+    assert list(rel.data["age"][:4]) == ["[23-31]"] * 4
+    # categorical with the automatic flat hierarchy → '*' when the group mixes values
+    assert set(rel.data["sex"]) == {"*"}
+    cls, n = rel.classes()
+    assert n == 3
+    assert rel.check(make_model("k=4")).holds
+    assert list(rel.data["name"]) == [f"p{i}" for i in range(12)]
+
+
+def test_suppression_counts(table):
+    g = np.arange(12) // 4
+    g[[0, 5]] = -1
+    part = Partition(g, 3)
+    rel = build_release(table, part, model=make_model("k=3"))
+    assert rel.meta["n_published"] == 10 and rel.meta["n_suppressed"] == 2
+    assert rel.meta["n_published"] + rel.meta["n_suppressed"] == rel.meta["n_input"]
+
+
+def test_unverified_release_is_refused(table):
+    with pytest.raises(VerificationError, match="violates"):
+        build_release(table, pairs_partition(12), model=make_model("k=5"))
+
+
+def test_partition_must_cover_rows(table):
+    with pytest.raises(VerificationError):
+        build_release(table, Partition(np.zeros(11, dtype=int), 1), model=make_model("k=2"))
+
+
+def test_bucketized_release(table):
+    rel = build_release(table, pairs_partition(12), model=make_model("k=4"), kind="bucketized")
+    assert list(rel.data["age"]) == sorted(rel.data["age"])  # original QI values kept
+    assert int(rel.sa_table["count"].sum()) == 12
+    counts, dom = rel.sa_counts()
+    assert counts.sum() == 12 and counts.shape[0] == 3
+    assert dom.sensitive_sets["sens"].sum() == 1
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".sqlite", ".duckdb"])
+@pytest.mark.parametrize("kind", ["generalized", "bucketized"])
+def test_round_trip_lossless(tmp_path, table, suffix, kind):
+    rel = build_release(table, pairs_partition(12), model=make_model("l=2"), kind=kind)
+    path = tmp_path / f"rel{suffix}"
+    save_release(rel, path)
+    back = load_release(path)
+    assert back.kind == rel.kind and back.qi == rel.qi and back.sa == rel.sa
+    pd.testing.assert_frame_equal(back.data.astype(str), rel.data.astype(str))
+    if kind == "bucketized":
+        pd.testing.assert_frame_equal(back.sa_table.astype(str), rel.sa_table.astype(str))
+    assert back.meta["n_input"] == 12
+    assert back.verify(make_model("l=2")).holds
+    c1, _ = rel.sa_counts()
+    c2, _ = back.sa_counts()
+    assert np.array_equal(c1, c2)
+
+
+def test_truncated_release_file_is_reported(tmp_path, table):
+    rel = build_release(table, pairs_partition(12), model=make_model("k=4"))
+    path = tmp_path / "rel.csv"
+    save_release(rel, path)
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:-3]) + "\n")
+    with pytest.raises(DataError, match="truncated"):
+        load_release(path)
+
+
+def test_sidecar_lists_model_and_counts(tmp_path, table):
+    rel = build_release(table, pairs_partition(12), model=make_model("k=4"))
+    save_release(rel, tmp_path / "r.csv")
+    meta = json.loads((tmp_path / "r.json").read_text())
+    assert meta["model"]["model"] == "k-anonymity" and meta["n_input"] == 12
+    assert meta["check"]["holds"] is True
+    assert not list(tmp_path.glob("*.part"))
+
+
+def test_failed_write_leaves_nothing(tmp_path, table, monkeypatch):
+    rel = build_release(table, pairs_partition(12), model=make_model("k=4"), kind="bucketized")
+    import openbook.release.io as io
+
+    calls = {"n": 0}
+    real = io._write_frame
+
+    def flaky(df, path):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise OSError("disk full")
+        real(df, path)
+
+    monkeypatch.setattr(io, "_write_frame", flaky)
+    with pytest.raises(OSError):
+        save_release(rel, tmp_path / "r.csv")
+    assert list(tmp_path.iterdir()) == []
