@@ -1,0 +1,26 @@
+"""Progress bars on long work (rich), shown only when stderr is a terminal, so piped,
+``--json`` and CI output stay clean. ``OPENBOOK_PROGRESS=0`` turns them off."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Iterable, Iterator, TypeVar
+
+T = TypeVar("T")
+
+
+def enabled() -> bool:
+    return os.environ.get("OPENBOOK_PROGRESS", "1") != "0" and sys.stderr.isatty()
+
+
+def track(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
+    """Iterate ``items``, drawing a progress bar on stderr when it is a terminal."""
+    if not enabled():
+        yield from items
+        return
+    from rich.console import Console
+    from rich.progress import track as rich_track
+
+    yield from rich_track(items, description=description, total=total, console=Console(stderr=True),
+                          transient=True)
