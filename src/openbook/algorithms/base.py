@@ -53,7 +53,11 @@ class Anonymizer(ABC):
         """Group the rows (suppressed rows get group -1)."""
 
     def provenance(self) -> dict[str, Any]:
-        return {"algorithm": self.name, "params": self.params(), "seed": self.seed,
+        """What the release may tell an adversary: algorithm, parameters, model (Kerckhoffs:
+        assume they know it anyway). Never the seed — whoever knows it can replay every
+        random choice (RGG's coin flips, Anatomy's draws, R-suppression's level) and undo
+        the protection randomization gives."""
+        return {"algorithm": self.name, "params": self.params(),
                 "model": self.model.to_dict(), "minimality": self.minimality}
 
     def release_levels(self) -> list[int] | None:

@@ -117,3 +117,15 @@ def test_failed_write_leaves_nothing(tmp_path, table, monkeypatch):
     with pytest.raises(OSError):
         save_release(rel, tmp_path / "r.csv")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_seed_never_written_to_release(tmp_path, table):
+    """A release states algorithm and parameters (the adversary may know them) but never
+    the seed: with it, every random choice could be replayed."""
+    from openbook.algorithms import FullDomainGeneralization
+
+    algo = FullDomainGeneralization(model=make_model("k=2"), levels=[1, 1, 1], seed=987654321)
+    rel = algo.anonymize(table)
+    save_release(rel, tmp_path / "r.csv")
+    text = (tmp_path / "r.json").read_text()
+    assert "987654321" not in text and '"seed"' not in text
