@@ -124,7 +124,8 @@ def test_seed_never_written_to_release(tmp_path, table):
     the seed: with it, every random choice could be replayed."""
     from openbook.algorithms import FullDomainGeneralization
 
-    algo = FullDomainGeneralization(model=make_model("k=2"), levels=[1, 1, 1], seed=987654321)
+    algo = FullDomainGeneralization(model=make_model("k=2"), levels=[1, 1, 1], max_suppression=0.5,
+                                    seed=987654321)
     rel = algo.anonymize(table)
     save_release(rel, tmp_path / "r.csv")
     text = (tmp_path / "r.json").read_text()
