@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-PEERS = {"pycanon": "pycanon==1.3.6", "anonypy": "anonypy==0.2.1", "anjana": "anjana==1.2.3"}
+PEERS = {"pycanon": "pycanon==1.3.6", "anonypy": "anonypy==0.2.1 pandas==2.3.3", "anjana": "anjana==1.2.3"}
 
 
 def peer_python(peer: str) -> Path:
@@ -21,7 +21,7 @@ def peer_python(peer: str) -> Path:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     probe = subprocess.run([str(py), "-c", f"import {peer}"], capture_output=True)
     if probe.returncode != 0:
-        subprocess.run([str(py), "-m", "pip", "install", "-q", PEERS[peer]], check=True)
+        subprocess.run([str(py), "-m", "pip", "install", "-q", *PEERS[peer].split()], check=True)
     return py
 
 

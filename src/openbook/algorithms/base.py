@@ -73,6 +73,7 @@ class Anonymizer(ABC):
 def make_algorithm(name: str, *, model: PrivacyModel, **params: Any) -> Anonymizer:
     from . import full_domain  # noqa: F401  (registers itself)
     from . import anatomy, greedy, lattice, mondrian, symmetric  # noqa: F401  (register themselves)
+    from . import mask  # noqa: F401  (registers itself)
 
     try:
         cls = ALGORITHMS[name]
