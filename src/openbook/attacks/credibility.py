@@ -673,11 +673,14 @@ def minimality_attack(release: Release, knowledge: Any, *, model: Any = None,
     published = group >= 0
     post[published] = ec_post[ec[published]]
     sensitive = None
-    if table is not None:
-        sa_text = pd.Index([str(v) for v in domain.values])
-        vals = sa_text.get_indexer([str(v) for v in table.decode(table.sa_name)]) \
-            if table.sa_name == release.sa else None
-        if vals is not None and (vals >= 0).all():
+    truth = None
+    if table is not None and table.sa_name == release.sa:
+        truth = table.decode(table.sa_name)
+    elif isinstance(knowledge, pd.DataFrame) and release.sa in knowledge.columns:
+        truth = knowledge[release.sa].to_numpy()
+    if truth is not None:
+        vals = pd.Index([_norm_str(v) for v in domain.values]).get_indexer([_norm_str(v) for v in truth])
+        if (vals >= 0).all():
             sensitive = masks.any(axis=0)[vals]
     info = pd.DataFrame({"group": np.arange(n_cls), "generalized": gen_cls, "consistent": consistent,
                          "excluded_fraction": excluded,

@@ -27,6 +27,7 @@ from ..errors import ParameterError
 EXPERIMENT_MODULES: list[str] = [
     "openbook.experiments.skew",
     "openbook.experiments.rameshwar",
+    "openbook.experiments.wong2007",
 ]
 
 
