@@ -189,12 +189,7 @@ def _save_db(release: Release, path: Path) -> Path:
             if release.sa_table is not None:
                 frames["release_sa"] = _plain(release.sa_table)
             for name, df in frames.items():
-                if isinstance(con, sqlite3.Connection):
-                    df.to_sql(name, con, index=False)
-                else:
-                    con.register("frame", df)
-                    con.execute(f'CREATE TABLE {name} AS SELECT * FROM frame')
-                    con.unregister("frame")
+                write_db_table(con, name, df)
             con.commit()
         finally:
             con.close()
@@ -206,6 +201,16 @@ def _save_db(release: Release, path: Path) -> Path:
     finally:
         tmp_path.unlink(missing_ok=True)
     return path
+
+
+def write_db_table(con: Any, name: str, df: pd.DataFrame) -> None:
+    """Create table ``name`` from ``df`` in a SQLite or DuckDB connection."""
+    if isinstance(con, sqlite3.Connection):
+        df.to_sql(name, con, index=False)
+    else:
+        con.register("frame", df)
+        con.execute(f"CREATE TABLE {name} AS SELECT * FROM frame")
+        con.unregister("frame")
 
 
 def _plain(df: pd.DataFrame) -> pd.DataFrame:

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import DataError, InfeasibleError, ParameterError, PrivacyLeakWarning
-from .io import DB_SUFFIXES, _apply_dtypes, _dtypes, _from_meta, _json_default, _plain, load_release, save_release
+from .io import DB_SUFFIXES, _apply_dtypes, _dtypes, _from_meta, _json_default, _plain, load_release, save_release, write_db_table
 from .release import Release
 
 INDEX = "registry.json"
@@ -235,12 +235,7 @@ class ReleaseRegistry:
         return bool(con.execute("SELECT table_name FROM information_schema.tables WHERE table_name='registry_index'").fetchall())
 
     def _write(self, con, name: str, df: pd.DataFrame) -> None:
-        if isinstance(con, sqlite3.Connection):
-            df.to_sql(name, con, index=False)
-        else:
-            con.register("frame", df)
-            con.execute(f"CREATE TABLE {name} AS SELECT * FROM frame")
-            con.unregister("frame")
+        write_db_table(con, name, df)
 
     def _add_db(self, release: Release, name: str, rid: int) -> None:
         meta = dict(release.meta)
