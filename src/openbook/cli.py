@@ -1,4 +1,4 @@
-"""``openbook`` command line: ``datasets | check | anonymize | experiment | demo``.
+"""``openbook`` command line: ``datasets | check | anonymize | experiment | report | demo``.
 
 Bad input gets one line on stderr and exit code 2, never a traceback and never a partial
 output file (DESIGN.md). Options shared by several subcommands are defined once
@@ -262,6 +262,37 @@ def cmd_anonymize(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------
+# report
+# ---------------------------------------------------------------------------------------
+def cmd_report(args: argparse.Namespace) -> int:
+    from .release import load_release
+    from .report.html import build_report, write_report
+
+    release = load_release(args.release)
+    table = None
+    if args.original or args.dataset:
+        from .data.schema import Schema
+        from .pipeline import load_input
+
+        cfg = _config(args)
+        cfg.set("input", "path", args.original)
+        if not (args.qi or args.sa or args.dataset):
+            sch = Schema.from_dict(release.meta["schema"])
+            cfg.set("schema", "qi", [f"{c.name}:{c.kind}" for c in sch.qi])
+            cfg.set("schema", "sa", sch.sa.name)
+            cfg.set("schema", "sensitive_sets", dict(sch.sensitive_sets) or None)
+        table = load_input(cfg)
+    adversaries = [a.strip() for a in args.adversary.split(",") if a.strip()]
+    page = build_report(release, adversaries=adversaries, table=table, n_queries=args.queries, seed=args.seed,
+                        provenance={"command": " ".join(["openbook", *sys.argv[1:]]) if sys.argv else "openbook report",
+                                    "release_file": str(args.release)})
+    out = write_report(args.output, page)
+    _emit(args, {"report": str(out), "adversaries": adversaries, "original": table is not None},
+          lambda d: _table("report", list(d.items())))
+    return 0
+
+
+# ---------------------------------------------------------------------------------------
 # demo
 # ---------------------------------------------------------------------------------------
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -351,8 +382,83 @@ def _audit_baseline(args: argparse.Namespace, release, name: str) -> dict[str, A
     return _audit_posteriors(args, baseline_attack(release, sensitive_set=args.set))
 
 
+def _audit_background(args: argparse.Namespace, release, name: str) -> dict[str, Any]:
+    """Worst-case QI-based distribution adversary (paper 003): exact p(t:x), r-robustness."""
+    from .attacks.background import mine_knowledge
+    from .attacks.robustness import audit_release
+    from .data.datasets import DATASETS, load_dataset
+    from .data.loaders import read_table
+    from .data.schema import Schema
+    from .data.table import encode
+    from .errors import DataError, ParameterError
+
+    src = args.knowledge_from
+    if not src:
+        raise ParameterError("the background audit needs --knowledge-from ORIGINAL (the original table: a file "
+                             "or a built-in dataset name)", parameter="knowledge-from")
+    if src in DATASETS:
+        frame = load_dataset(src).frame
+    elif Path(src).is_file():
+        frame = read_table(src)
+    else:
+        raise DataError(f"original table {src} is missing", path=src)
+    schema = Schema.from_dict(release.meta["schema"])
+    table = encode(frame, schema)
+    kn = mine_knowledge(table, max_size=args.max_attrs, min_support=args.min_support)
+    set_name = args.set or (release.meta.get("model") or {}).get("sensitive_set")
+    sensitive = None
+    if set_name:
+        sensitive = table.sa_domain.sensitive_mask(set_name)
+    aligned = int(release.meta.get("n_suppressed", 0)) == 0 and len(release.data) == table.n_rows
+    extra: dict[str, Any] = {}
+    if release.kind == "generalized":
+        if not aligned:
+            raise ParameterError("a generalized release with suppressed rows cannot be aligned with the original "
+                                 "table", parameter="knowledge-from")
+        extra["original_qi"] = table.qi_codes
+    r = args.r if args.r is not None else (args.m if args.m is not None else 2.0)
+    rep = audit_release(release, kn, r=float(r), sensitive=sensitive,
+                        original_sa=table.sa_codes if aligned else None, **extra)
+    out = rep.to_dict()
+    out["sensitive_set"] = set_name or "all values"
+    out["min_support"] = kn.min_support
+    return out
+
+
+def _audit_replay(args: argparse.Namespace, release, name: str) -> dict[str, Any]:
+    """Replay adversary (paper 000 §5.1): the algorithm of the release's provenance replayed
+    on possible worlds, given every individual's QI (``--knowledge``: a file or dataset)."""
+    from .attacks.replay import replay_release
+    from .data.datasets import DATASETS, load_dataset
+    from .data.loaders import read_table
+    from .data.schema import Schema
+    from .data.table import encode
+    from .errors import DataError, ParameterError
+
+    src = args.knowledge
+    if not src:
+        raise ParameterError("the replay audit needs --knowledge ORIGINAL (the original table, a file or a "
+                             "built-in dataset name, in the order the release was made from)", parameter="knowledge")
+    hier: dict[str, Any] = {}
+    if src in DATASETS:
+        ds = load_dataset(src)
+        frame, hier = ds.frame, dict(ds.hierarchies)
+    elif Path(src).is_file():
+        frame = read_table(src)
+        if release.meta.get("source") in DATASETS:
+            hier = dict(load_dataset(release.meta["source"]).hierarchies)
+    else:
+        raise DataError(f"knowledge file {src} is missing", path=src)
+    schema = Schema.from_dict(release.meta["schema"])
+    used = {c.name for c in schema.qi} | {schema.sa.name}
+    table = encode(frame, schema, {k: v for k, v in hier.items() if k in used})
+    result = replay_release(release, table, worlds=args.worlds, seed=args.seed, sensitive_set=args.set)
+    return _audit_posteriors(args, result)
+
+
 #: ``openbook audit --adversary NAME``: one handler per adversary, each (args, release, name) -> payload
-AUDIT_ADVERSARIES = {"linkage": _audit_linkage, "minimality": _audit_minimality, "baseline": _audit_baseline}
+AUDIT_ADVERSARIES = {"linkage": _audit_linkage, "minimality": _audit_minimality, "baseline": _audit_baseline,
+                     "background": _audit_background, "replay": _audit_replay}
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -448,6 +554,15 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("--m", type=float, help="minimality/baseline: m of m-confidentiality (default: the release's ℓ)")
     u.add_argument("--set", help="minimality/baseline: sensitive value set (default: the release model's)")
     u.add_argument("--exact", action="store_true", help="minimality: exact integer counting (small tables)")
+    u.add_argument("--worlds", type=int, default=10_000, help="replay: possible worlds sampled per unit "
+                   "too large to enumerate (default 10000)")
+    u.add_argument("--seed", type=int, default=0, help="replay: seed of the world sampling (default 0)")
+    u.add_argument("--knowledge-from", metavar="ORIGINAL", help="background: the original table (file or "
+                   "dataset name) the adversary's QI-based distributions are mined from")
+    u.add_argument("--r", type=float, help="background: r of r-robustness (default: --m, else 2)")
+    u.add_argument("--min-support", type=int, default=100, help="background: least support of a signature's "
+                   "distribution (default 100)")
+    u.add_argument("--max-attrs", type=int, help="background: largest QI attribute set (default all, ≤ 6 QIs)")
     _output_options(u)
     u.set_defaults(func=cmd_audit)
 
@@ -458,6 +573,17 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--name", help="name of the added release (default release-NNNN)")
     _output_options(r)
     r.set_defaults(func=cmd_registry)
+
+    rp = sub.add_parser("report", help="self-contained HTML report of a release: risk, utility, provenance")
+    rp.add_argument("release", help="the release (its data file, .json sidecar or database file)")
+    rp.add_argument("--original", metavar="DATA", help="the original table (for utility, query error, minimality)")
+    _input_options(rp)
+    rp.add_argument("--adversary", default="baseline", help="comma-separated adversaries (baseline, minimality)")
+    rp.add_argument("--queries", type=int, default=1000, help="COUNT queries per setting (default 1000)")
+    rp.add_argument("--seed", type=int, default=0)
+    rp.add_argument("-o", "--output", default="report.html", help="the HTML file (default report.html)")
+    _output_options(rp)
+    rp.set_defaults(func=cmd_report)
 
     m = sub.add_parser("demo", help="the end-to-end story on the built-in data")
     m.add_argument("--out", default="openbook-demo", help="folder for the demo's release files")

@@ -1,74 +1,168 @@
 """``openbook demo``: the end-to-end story on the built-in data, no download needed.
 
-Loads Adult when its files are found (else the synthetic census table), anonymizes it with
-the full-domain baseline under distinct 3-diversity (the lowest uniform generalization
-level that holds within a 2 % suppression budget), verifies the release, writes it, checks
-it back from disk, and prints a summary.
+Loads Adult when its files are found (else the synthetic census table) and anonymizes it
+with the algorithms of paper 000 — GG, RGG, SG, Mondrian strict and relaxed, Anatomy and
+full-domain (lattice search, 2 % suppression budget) — under one ℓ-type model. Each release
+is verified, written and read back, audited by every adversary that is available (the
+baseline and the minimality adversary of paper 001 §4, plus any added to
+:data:`DEMO_ADVERSARIES`; an adversary whose module cannot be imported is skipped *and
+said so*), and measured for utility (information loss, paper 001 Def. 6; COUNT-query ARE,
+paper 000 §5.3). One table shows how much an adversary learns beside how much an analyst
+loses, and one HTML report per release is written.
+
+Model on Adult: simple 6-diversity of the sensitive value "Tech-support" (paper 000 §5.1
+uses Tech-support and Craft-repair "in turn"; one value keeps the exact minimality count on
+its fast binary path).
 """
 
 from __future__ import annotations
 
+import importlib
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
-from .algorithms import FullDomainGeneralization
+import numpy as np
+
+from .algorithms import make_algorithm
 from .data.datasets import default_dataset
-from .errors import InfeasibleError
 from .models import make_model
-from .models.levels import compute_levels
 from .release import load_release, save_release
 
-DEMO_MODEL = "l=3"
+DEMO_MODEL_ADULT = "simple-l=6,set=tech-support"
+DEMO_MODEL_OTHER = "l=3"
 DEMO_SUPPRESSION = 0.02
+DEMO_QUERIES = {"n": 1000, "qd": 3, "sel": 0.05}
+
+#: (label, registered algorithm, parameters)
+DEMO_ALGORITHMS: list[tuple[str, str, dict[str, Any]]] = [
+    ("GG", "gg", {}),
+    ("RGG", "rgg", {"p": 0.65, "seed": 1}),
+    ("SG", "sg", {}),
+    ("Mondrian strict", "mondrian", {"strict": True}),
+    ("Mondrian relaxed", "mondrian", {"strict": False}),
+    ("Anatomy", "anatomy", {"seed": 1}),
+    ("full-domain", "full-domain-search", {"max_suppression": DEMO_SUPPRESSION}),
+]
+
+
+def _minimality(release, table):
+    from .attacks.credibility import minimality_attack
+
+    return minimality_attack(release, table)
+
+
+def _baseline(release, table):
+    from .attacks.baseline import baseline_attack
+
+    return baseline_attack(release)
+
+
+#: adversary label → (module that must import, function (release, table) -> AttackResult)
+DEMO_ADVERSARIES: dict[str, tuple[str, Callable]] = {
+    "minimality": ("openbook.attacks.credibility", _minimality),
+    "baseline": ("openbook.attacks.baseline", _baseline),
+}
+
+
+def available_adversaries() -> tuple[dict[str, Callable], dict[str, str]]:
+    """Adversaries whose module imports, and the skipped ones with the import error."""
+    ok, skipped = {}, {}
+    for name, (module, fn) in DEMO_ADVERSARIES.items():
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:  # only a missing module is skipped; any other error surfaces
+            skipped[name] = f"{type(exc).__name__}: {exc}"
+            continue
+        ok[name] = fn
+    return ok, skipped
 
 
 def run_demo(*, out_dir: Path, quiet: bool = False) -> dict[str, Any]:
+    from .report.html import query_error_table, render_report, write_report
+    from .utility.metrics import release_utility, view_from_release
+    from .utility.queries import answer_all, make_workload, relative_errors
+
     t0 = time.perf_counter()
+    out_dir = Path(out_dir)
     ds = default_dataset()
     table = ds.encode()
-    model = make_model(DEMO_MODEL)
-    heights = [table.hierarchy(n).height for n in table.qi_names]
-    release = None
-    for step in range(max(heights) + 1):
-        levels = [min(step, h) for h in heights]
-        try:
-            release = FullDomainGeneralization(model=model, levels=levels,
-                                               max_suppression=DEMO_SUPPRESSION).anonymize(table)
-            break
-        except InfeasibleError:
-            continue
-    if release is None:  # pragma: no cover - the top level is one class, which holds
-        raise InfeasibleError(f"no uniform level satisfies {model.describe()}", model=model)
-    out = Path(out_dir) / f"{ds.name}-full-domain.csv"
-    files = save_release(release, out)
-    back = load_release(out)
-    check = back.verify(model)
-    counts, domain = back.sa_counts()
-    levels_found = compute_levels(counts, domain)
-    m = release.meta
+    spec = DEMO_MODEL_ADULT if "tech-support" in ds.schema.sensitive_sets else DEMO_MODEL_OTHER
+    model = make_model(spec)
+    adversaries, skipped = available_adversaries()
+    if skipped and not quiet:
+        for name, why in skipped.items():
+            print(f"openbook demo: adversary {name!r} skipped (module not importable: {why})")
+    wl = make_workload(table, seed=0, **DEMO_QUERIES)
+    rows, releases = [], []
+    for label, algo_name, params in DEMO_ALGORITHMS:
+        t1 = time.perf_counter()
+        algo = make_algorithm(algo_name, model=model, **params)
+        release = algo.anonymize(table)
+        slug = label.lower().replace(" ", "-")
+        files = save_release(release, out_dir / f"{ds.name}-{slug}.csv")
+        back = load_release(files[0])
+        check = back.verify(model)
+        results = {name: fn(back, table) for name, fn in adversaries.items()}
+        util = release_utility(back, table)
+        act, (est,) = answer_all(wl, table, [view_from_release(back, table)])
+        err, _ = relative_errors(est, act)
+        row: dict[str, Any] = {"algorithm": label, "kind": release.kind, "classes": util["n_classes"],
+                               "suppressed": release.n_suppressed,
+                               "verified on reload": f"{check.model} holds" if check.holds else "FAILS"}
+        for name, res in results.items():
+            s = res.summary()
+            row[f"{name} max risk x 1/l"] = round(float(s.max_risk_multiple), 3)
+            row[f"{name} vulnerable %"] = round(100 * float(s.vulnerable_fraction), 2)
+        row["information loss"] = round(float(util["information_loss"]), 4)
+        row["ARE"] = round(float(err.mean()), 4)
+        page = render_report(back, attacks=list(results.values()), utility=util,
+                             queries=query_error_table(back, table, n=500),
+                             title=f"openbook demo: {label} on {ds.name}",
+                             provenance={"command": "openbook demo", "dataset": ds.description})
+        report = write_report(out_dir / "reports" / f"{slug}.html", page)
+        row["report"] = str(report)
+        row["seconds"] = round(time.perf_counter() - t1, 2)
+        rows.append(row)
+        releases.append(files)
     summary = {
         "dataset": ds.description,
         "model": model.describe(),
-        "algorithm": f"full-domain at levels {dict(zip(table.qi_names, m['levels']))}",
-        "rows in / published / suppressed": f"{m['n_input']} / {m['n_published']} / {m['n_suppressed']}",
-        "classes": m["n_groups"],
-        "verified on reload": f"{check.model} holds (level {check.level:g})",
-        "k": levels_found["k"],
-        "distinct ℓ": levels_found["distinct_l"],
-        "entropy ℓ": round(levels_found["entropy_l"], 3),
-        "t (equal distance)": round(levels_found["t_equal"], 4),
-        "files": ", ".join(str(f) for f in files),
+        "queries": f"{DEMO_QUERIES['n']} COUNT queries, qd={DEMO_QUERIES['qd']}, sel={DEMO_QUERIES['sel']}",
+        "adversaries": list(adversaries),
+        "skipped adversaries": skipped,
+        "verified on reload": "model holds for every release" if all("holds" in r["verified on reload"] for r in rows)
+        else "some releases FAIL",
+        "results": rows,
         "seconds": round(time.perf_counter() - t0, 2),
     }
     if not quiet:
-        from rich.console import Console
-        from rich.table import Table
-
-        t = Table(title="openbook demo", show_header=False)
-        t.add_column("", style="bold")
-        t.add_column("")
-        for k, v in summary.items():
-            t.add_row(k, str(v))
-        Console().print(t)
+        _print(summary)
     return summary
+
+
+def _print(summary: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    rows = summary["results"]
+    cols = [c for c in rows[0] if c not in ("report", "verified on reload")]
+    t = Table(title=f"openbook demo — {summary['dataset']}\nmodel {summary['model']}; {summary['queries']}")
+    for c in cols:
+        t.add_column(_SHORT.get(c, c.replace(" max risk x 1/l", " risk×1/ℓ").replace(" vulnerable %", " vuln %")),
+                     justify="left" if c in ("algorithm", "kind") else "right")
+    for r in rows:
+        t.add_row(*[_cell(r[c]) for c in cols])
+    con = Console(width=max(Console().width, 132))
+    con.print(t)
+    con.print(f"verified on reload: {summary['verified on reload']}; reports in "
+              f"{Path(rows[0]['report']).parent}; {summary['seconds']} s")
+
+
+_SHORT = {"information loss": "info loss", "suppressed": "supp.", "seconds": "s"}
+
+
+def _cell(v: Any) -> str:
+    if isinstance(v, float) and not np.isfinite(v):
+        return "–"
+    return str(v)

@@ -64,3 +64,12 @@ def test_demo_runs(capsys, tmp_path):
     assert code == 0, e
     summary = json.loads(o)
     assert "holds" in summary["verified on reload"]
+    rows = summary["results"]
+    assert [r["algorithm"] for r in rows] == ["GG", "RGG", "SG", "Mondrian strict", "Mondrian relaxed",
+                                              "Anatomy", "full-domain"]
+    for r in rows:
+        assert "holds" in r["verified on reload"]
+        assert 0.0 <= r["information loss"] <= 1.0 and r["ARE"] >= 0.0
+        assert (tmp_path / "reports").joinpath(r["report"].split("/")[-1]).is_file()
+        # every release satisfies its ℓ-type model: the baseline adversary stays within 1/ℓ
+        assert r["baseline max risk x 1/l"] <= 1.0 + 1e-9

@@ -22,7 +22,10 @@ make_algorithm("full-domain", model=make_model("k=1"))  # import every algorithm
 NAMES = sorted(ALGORITHMS)
 EXTRA = {"full-domain": {"levels": [1, 1, 1], "max_suppression": 0.3}, "mask": {"k": 4}}
 #: MASK protects a sensitive value set (paper 001 §6); every other algorithm runs under ℓ = 2
-MODELS = {"mask": "simple-l=2,set=sens,set-mode=total"}
+MODELS = {"mask": "simple-l=2,set=sens,set-mode=total",
+          # ART protects the sensitive set against r-robustness; its output is verified as
+          # simple ℓ-diversity of the set with ℓ = r (paper 003 §4.2)
+          "art": "simple-l=2,set=sens", "art-exact": "simple-l=2,set=sens", "injector": "simple-l=2,set=sens"}
 
 
 def table(seed: int):

@@ -47,8 +47,7 @@ import numpy as np
 from numba import njit
 
 from ..attacks.background import DEFAULT_MIN_SUPPORT, Knowledge, mine_knowledge
-from ..attacks.permanent import _multiset_posteriors
-from ..attacks.robustness import min_group_size
+from ..attacks.permanent import DEFAULT_MAX_STATES, _multiset_posteriors, n_states
 from ..data.table import EncodedTable
 from ..errors import ParameterError
 from ..models.base import PrivacyModel
@@ -56,10 +55,135 @@ from ..release import Partition
 from .base import Anonymizer, register
 
 
+#: offset of the log-probability coordinates of the candidate index
+LOG_EPS = 1e-4
+
+
+# ---------------------------------------------------------------------------------------
+# Theorem 1's N'_o (eq. 5) as scalar numba kernels for the inner loop (same arithmetic as
+# :func:`openbook.attacks.robustness.min_group_size`, checked against it in the tests)
+# ---------------------------------------------------------------------------------------
 @njit(cache=True)
-def _worst_posterior(P, idx_rows, vals, mult, target):  # pragma: no cover - compiled
-    """Largest ``p(t_j : vals[target])`` over all attribute sets for one group whose rows
-    have stacked-probability indices ``idx_rows`` (n_sets, N) and local value ids."""
+def _n_o(d, f, r, rr):  # pragma: no cover - compiled
+    if d <= 0.0:
+        return rr
+    if not (f > d and f < 1.0):
+        return np.inf
+    n0 = (f * (r - 1.0) * d / (1.0 - f) - d + r * f) / (f - d)
+    n = max(np.ceil(n0 - 1e-9), rr)
+    for _ in range(3):
+        if (n - r) * f / (f * (r - 1.0) / (1.0 - f) + (n - 1.0)) < d:
+            n += 1.0
+    return n
+
+
+@njit(cache=True)
+def _need(lo, hi, r, rr):  # pragma: no cover - compiled
+    """``max_A N'_o`` of a group with per-``A`` range ``[lo_A, hi_A]`` of ``p(s_A:x)``."""
+    out = 0.0
+    for a in range(lo.size):
+        v = _n_o(hi[a] - lo[a], hi[a], r, rr)
+        if v > out:
+            out = v
+    return out
+
+
+@njit(cache=True)
+def _pick(F, lo, hi, r, rr):  # pragma: no cover - compiled
+    """Index of the candidate (row of ``F``) giving the smallest ``max_A N'_o`` after the
+    merge, ties broken by Def. 6's ``D = Σ_A`` (increase of the range)."""
+    best = -1
+    best_need = np.inf
+    best_d = np.inf
+    for i in range(F.shape[0]):
+        need = 0.0
+        d = 0.0
+        for a in range(lo.size):
+            f = F[i, a]
+            h = max(hi[a], f)
+            lw = min(lo[a], f)
+            d += (h - hi[a]) + (lo[a] - lw)
+            v = _n_o(h - lw, h, r, rr)
+            if v > need:
+                need = v
+        if best < 0 or need < best_need or (need == best_need and d < best_d):
+            best, best_need, best_d = i, need, d
+    return best
+
+
+# ---------------------------------------------------------------------------------------
+# certifying a group: proven bounds first, the exact DP when they do not decide
+# ---------------------------------------------------------------------------------------
+@njit(cache=True)
+def _single_x_bounds(P, idx_rows, sa_rows, x):  # pragma: no cover - compiled
+    """Lower and upper bound of ``max_{A, j} p_A(t_j : x)`` for a group in which ``x``
+    occurs exactly once (an ART group). With ``R_j`` the multiset permanent of the other
+    tuples and the other values ``M'``,
+
+        p(t_j : x) = 1 / (1 + Σ_{u≠j} (W[u,x] / W[j,x]) · R_u / R_j),
+
+    and expanding ``R_u`` along row ``j`` and ``R_j`` along row ``u`` (the same remaining
+    tuples ``C``) gives ``R_u / R_j = Σ_v W[j,v] c_v / Σ_v W[u,v] c_v`` with ``c_v >= 0``,
+    hence ``min_v W[j,v]/W[u,v] <= R_u/R_j <= max_v W[j,v]/W[u,v]`` over the distinct
+    values ``v`` of ``M'`` (a mediant bound). Exact when ``M'`` holds one distinct value,
+    and ratio 1 for tuples with the same signature."""
+    n_sets, N = idx_rows.shape
+    K = P.shape[1]
+    present = np.zeros(K, np.bool_)
+    for j in range(N):
+        if sa_rows[j] != x:
+            present[sa_rows[j]] = True
+    vals = np.flatnonzero(present)
+    lo_best = 0.0
+    hi_best = 0.0
+    for s in range(n_sets):
+        for j in range(N):
+            rj = idx_rows[s, j]
+            wj = P[rj, x]
+            if wj <= 0.0:
+                continue
+            acc_lo = 0.0  # Σ with the smallest ratios -> upper bound of p
+            acc_hi = 0.0  # Σ with the largest ratios -> lower bound of p
+            for u in range(N):
+                if u == j:
+                    continue
+                ru = idx_rows[s, u]
+                wu = P[ru, x]
+                if wu <= 0.0:
+                    continue
+                if ru == rj:
+                    acc_lo += wu
+                    acc_hi += wu
+                    continue
+                rmin = np.inf
+                rmax = 0.0
+                for v in vals:
+                    a = P[ru, v]
+                    b = P[rj, v]
+                    if a > 0.0:
+                        q = b / a
+                        if q < rmin:
+                            rmin = q
+                        if q > rmax:
+                            rmax = q
+                    elif b > 0.0:
+                        rmax = np.inf
+                acc_lo += wu * rmin
+                acc_hi += wu * rmax
+            ub = wj / (wj + acc_lo) if acc_lo < np.inf else 0.0
+            lb = wj / (wj + acc_hi) if acc_hi < np.inf else 0.0
+            if ub > hi_best:
+                hi_best = ub
+            if lb > lo_best:
+                lo_best = lb
+    return lo_best, hi_best
+
+
+@njit(cache=True)
+def _worst_posterior(P, idx_rows, vals, mult, target, stop):  # pragma: no cover - compiled
+    """Largest ``p(t_j : vals[target])`` over all attribute sets (exact DP) for one group
+    whose rows have stacked-probability indices ``idx_rows`` (n_sets, N); returns as soon
+    as it exceeds ``stop``."""
     n_sets, N = idx_rows.shape
     K = mult.size
     W = np.empty((N, K))
@@ -73,20 +197,59 @@ def _worst_posterior(P, idx_rows, vals, mult, target):  # pragma: no cover - com
         for j in range(N):
             if out[j, target] > best:
                 best = out[j, target]
+        if best > stop:
+            return best
     return best
 
 
-def group_worst_posterior(P: np.ndarray, idx: np.ndarray, sa: np.ndarray, rows: np.ndarray, x: int) -> float:
-    """Exact worst posterior of value ``x`` in the group ``rows`` over every attribute set."""
+def certify_group(P: np.ndarray, idx: np.ndarray, sa: np.ndarray, rows: np.ndarray, x: int, r: float,
+                  max_states: int = DEFAULT_MAX_STATES) -> tuple[bool | None, str, float]:
+    """Decide ``max_{A,t} p(t:x) <= 1/r`` for the group ``rows`` holding ``x`` once.
+
+    Returns ``(verdict, method, value)``: ``verdict`` True (r-robust for ``x``), False
+    (some posterior exceeds ``1/r``) or None (undecided: the proven bounds straddle ``1/r``
+    and the exact DP would need more than ``max_states`` states). ``method`` is ``"bound"``
+    (the mediant bounds of :func:`_single_x_bounds` decided) or ``"exact"`` (the DP over
+    multiplicity vectors, :mod:`openbook.attacks.permanent`). Never a sampler."""
+    rows = np.asarray(rows, dtype=np.int64)
+    sr = sa[rows].astype(np.int64)
+    if int((sr == x).sum()) != 1:
+        raise ParameterError(f"certify_group needs x={x} exactly once in the group", parameter="x", value=x)
+    thr = 1.0 / r + 1e-12
+    ir = np.ascontiguousarray(idx[:, rows])
+    lb, ub = _single_x_bounds(P, ir, sr, int(x))
+    if ub <= thr:
+        return True, "bound", float(ub)
+    if lb > thr:
+        return False, "bound", float(lb)
+    vals, inv = np.unique(sr, return_inverse=True)
+    mult = np.bincount(inv).astype(np.int64)
+    if n_states(mult) > max_states:
+        return None, "bound", float(ub)
+    w = float(_worst_posterior(P, ir, vals.astype(np.int64), mult, int(np.searchsorted(vals, x)), thr))
+    return w <= thr, "exact", w
+
+
+def group_worst_posterior(P: np.ndarray, idx: np.ndarray, sa: np.ndarray, rows: np.ndarray, x: int,
+                          max_states: int = DEFAULT_MAX_STATES) -> float:
+    """Exact worst posterior of value ``x`` in the group ``rows`` over every attribute set
+    (DP over multiplicity vectors; raises when the group needs more than ``max_states``)."""
     vals, inv = np.unique(sa[rows], return_inverse=True)
     mult = np.bincount(inv).astype(np.int64)
-    target = int(np.searchsorted(vals, x))
-    return float(_worst_posterior(P, np.ascontiguousarray(idx[:, rows]), vals.astype(np.int64), mult, target))
+    if n_states(mult) > max_states:
+        raise ParameterError(f"group needs {n_states(mult)} DP states, above max_states={max_states}",
+                             parameter="max_states", value=max_states)
+    return float(_worst_posterior(P, np.ascontiguousarray(idx[:, rows]), vals.astype(np.int64), mult,
+                                  int(np.searchsorted(vals, x)), np.inf))
 
 
 class _Index:
-    """Candidates (non-sensitive tuples) grouped by full QI combination, with per-``x``
-    KD-trees over their probability vectors."""
+    """Candidates (non-sensitive tuples) grouped by full QI combination and, inside a
+    combination, by SA value; per-``x`` KD-trees over the combinations' probability
+    vectors. Tuples of one combination are interchangeable for every ``G_A`` (their
+    ``p(s_A : ·)`` are equal for every ``A``), so ``take`` may choose *which* of them joins
+    a group: one whose SA value the group already holds (the most frequent first), which
+    keeps the group's multiset — and the exact DP over multiplicity vectors — small."""
 
     def __init__(self, table: EncodedTable, P: np.ndarray, idx: np.ndarray, sens_row: np.ndarray) -> None:
         qc = table.qi_codes.astype(np.int64)
@@ -94,19 +257,23 @@ class _Index:
         combo = combo.ravel()
         self.combo = combo
         n_combo = int(combo.max()) + 1 if combo.size else 0
+        self.K = K = int(P.shape[1])
         self.rep = np.zeros(n_combo, dtype=np.int64)
         self.rep[combo[::-1]] = np.arange(combo.size)[::-1]
+        sa = table.sa_codes.astype(np.int64)
         cand = np.flatnonzero(~sens_row)
-        order = cand[np.argsort(combo[cand], kind="stable")]
+        key = combo[cand] * K + sa[cand]
+        order = cand[np.argsort(key, kind="stable")]
         self.rows = order
-        self.start = np.searchsorted(combo[order], np.arange(n_combo + 1))
+        self.start = np.searchsorted(np.sort(key), np.arange(n_combo * K + 1))
         self.ptr = self.start[:-1].copy()
+        self.navail = np.bincount(combo[cand], minlength=n_combo).astype(np.int64)
         self.P, self.idx = P, idx
         self.trees: dict[int, Any] = {}
         self.feats: dict[int, np.ndarray] = {}
 
     def avail(self, u: np.ndarray) -> np.ndarray:
-        return self.start[1:][u] - self.ptr[u]
+        return self.navail[u]
 
     def features(self, x: int) -> np.ndarray:
         if x not in self.feats:
@@ -117,17 +284,26 @@ class _Index:
         if x not in self.trees:
             from scipy.spatial import cKDTree
 
-            self.trees[x] = cKDTree(self.features(x))
+            self.trees[x] = cKDTree(np.log(self.features(x) + LOG_EPS))
         return self.trees[x]
 
-    def take(self, u: int) -> int:
-        row = int(self.rows[self.ptr[u]])
-        self.ptr[u] += 1
-        return row
+    def take(self, u: int, mult: np.ndarray) -> tuple[int, int]:
+        """A row of combination ``u``: of the value with the largest multiplicity ``mult``
+        in the group, else of the value with the most rows left in ``u``."""
+        K = self.K
+        rem = self.start[u * K + 1:(u + 1) * K + 1] - self.ptr[u * K:(u + 1) * K]
+        score = np.where(rem > 0, mult * (self.rows.size + 1) + rem, -1)
+        v = int(np.argmax(score))
+        p = u * K + v
+        row = int(self.rows[self.ptr[p]])
+        self.ptr[p] += 1
+        self.navail[u] -= 1
+        return row, v
 
-    def give_back(self, us: list[int]) -> None:
-        for u in us:
-            self.ptr[u] -= 1
+    def give_back(self, used: list[tuple[int, int]]) -> None:
+        for u, v in used:
+            self.ptr[u * self.K + v] -= 1
+            self.navail[u] += 1
 
 
 def _check_r(name: str, r: Any, model: PrivacyModel) -> float:
@@ -215,18 +391,17 @@ class ART(Anonymizer):
         rng = np.random.default_rng(self.seed)
         seeds = rng.permutation(np.flatnonzero(sens_row))
         next_gid = 0
-        failed = 0
-        exact_extra = 0
+        stats = {"failed": 0, "unreachable": 0, "too_large": 0, "undecided": 0, "exact_extra": 0,
+                 "bound": 0, "exact": 0, "checks": 0}
         for t in seeds.tolist():
             x = int(sa[t])
-            members, used, ok, grew = self._grow(t, x, index, P, idx, sa, r, max_gs)
+            members, used, ok = self._grow(t, x, index, P, idx, sa, r, max_gs, stats)
             if ok:
                 group[members] = next_gid
                 next_gid += 1
-                exact_extra += grew
             else:
                 index.give_back(used)
-                failed += 1
+                stats["failed"] += 1
         # leftovers: unmerged non-sensitive tuples, in QI order, groups of ceil(r)
         left = np.flatnonzero((group < 0) & ~sens_row)
         if left.size:
@@ -238,71 +413,121 @@ class ART(Anonymizer):
             group[left] = next_gid + lab
             next_gid += n_chunks
         prov = {"r": r, "n_attribute_sets": len(kn.sets), "min_support": kn.min_support,
-                "n_seeds": int(seeds.size), "n_failed_seeds": failed, "exact": self.exact,
-                "tuples_added_by_exact_check": exact_extra, "seconds": round(time.perf_counter() - t0, 3)}
+                "n_seeds": int(seeds.size), "n_failed_seeds": stats["failed"],
+                "suppressed_sensitive": stats["failed"],
+                "failed_unreachable": stats["unreachable"], "failed_too_large": stats["too_large"],
+                "exact": self.exact, "tuples_added_by_exact_check": stats["exact_extra"],
+                "seconds": round(time.perf_counter() - t0, 3)}
+        if self.exact:
+            prov |= {"certified_by_bound": stats["bound"], "certified_by_exact_dp": stats["exact"],
+                     "failed_undecided": stats["undecided"], "certification_checks": stats["checks"],
+                     "max_states": int(self.max_states)}
         part = Partition.from_labels(group, provenance=self.provenance() | prov)
         return part
 
     # -- one group --------------------------------------------------------------------
     def _grow(self, t: int, x: int, index: _Index, P: np.ndarray, idx: np.ndarray, sa: np.ndarray, r: float,
-              max_gs: int) -> tuple[list[int], list[int], bool, int]:
+              max_gs: int, stats: dict[str, int]) -> tuple[list[int], list[tuple[int, int]], bool]:
+        """Grow the group of sensitive tuple ``t`` (value ``x``); ``ok`` False when it fails
+        (the seed is then suppressed and the taken candidates given back)."""
         feats = index.features(x)
         q = P[idx[:, t], x]
         lo, hi = q.copy(), q.copy()
+        rr = float(math.ceil(r - 1e-12))
         members = [t]
-        used: list[int] = []
+        used: list[tuple[int, int]] = []
+        mult = np.zeros(index.K, dtype=np.int64)
         k = self.k_neighbors
         n_combo = feats.shape[0]
+        need = float(_need(lo, hi, r, rr))
+        if need == math.inf:
+            stats["unreachable"] += 1
+            return members, used, False
         cand = self._query(index, x, q, k)
-        need = float(min_group_size(hi - lo, hi, r).max())
-        grew = 0
-        floor = 0.0  # art-exact: size demanded by a failed exact check
-        theorem_ok = False
-        base = 1
+        floor = 0.0  # art-exact: size demanded by a failed / undecided exact check
+        base = 0
+        undecided = False
         while True:
             if need == math.inf or need > max_gs or len(members) > max_gs:
-                return members, used, False, grew
+                stats["undecided" if undecided else ("unreachable" if need == math.inf else "too_large")] += 1
+                return members, used, False
             if len(members) >= need:
                 if not self.exact:
-                    return members, used, True, grew
-                if not theorem_ok:
-                    theorem_ok = True
+                    return members, used, True
+                if base == 0:
                     base = len(members)
-                rows = np.asarray(members, dtype=np.int64)
-                if group_worst_posterior(P, idx, sa, rows, x) <= 1.0 / r + 1e-12:
-                    return members, used, True, len(members) - base
-                floor = len(members) + 1.0
+                stats["checks"] += 1
+                verdict, method, _ = certify_group(P, idx, sa, np.asarray(members, dtype=np.int64), x, r,
+                                                   max_states=self.max_states)
+                if verdict:
+                    stats[method] += 1
+                    stats["exact_extra"] += len(members) - base
+                    return members, used, True
+                undecided = verdict is None
+                floor = float(max(len(members) + 1, math.ceil(self.growth * len(members))))
                 need = floor
             av = index.avail(cand)
             while not (av > 0).any():
                 if k >= n_combo:
-                    return members, used, False, grew
+                    stats["too_large"] += 1
+                    return members, used, False
                 k = min(2 * k, n_combo)
                 cand = self._query(index, x, q, k)
                 av = index.avail(cand)
             c = cand[av > 0]
-            F = feats[c]
-            D = (np.maximum(F - hi, 0.0) + np.maximum(lo - F, 0.0)).sum(axis=1)
-            u = int(c[int(np.argmin(D))])
-            members.append(index.take(u))
-            used.append(u)
+            u = int(c[_pick(np.ascontiguousarray(feats[c]), lo, hi, r, rr)])
+            row, v = index.take(u, mult)
+            members.append(row)
+            used.append((u, v))
+            mult[v] += 1
             f = feats[u]
             np.minimum(lo, f, out=lo)
             np.maximum(hi, f, out=hi)
-            need = max(floor, float(min_group_size(hi - lo, hi, r).max()))
+            need = max(floor, float(_need(lo, hi, r, rr)))
 
     @staticmethod
     def _query(index: _Index, x: int, q: np.ndarray, k: int) -> np.ndarray:
         tree = index.tree(x)
         k = min(k, tree.n)
-        _, nb = tree.query(q, k=k, p=1)
+        _, nb = tree.query(np.log(q + LOG_EPS), k=k, p=1)
         return np.atleast_1d(nb).astype(np.int64)
 
 
 @register
 class ARTExact(ART):
-    """ART whose groups also pass the exact posterior check ``max p(t:x) <= 1/r`` over
-    every attribute set (r-robust by construction, whatever Theorem 1 says)."""
+    """ART whose groups also pass the check ``max p(t:x) <= 1/r`` over every attribute set
+    (r-robust by construction, whatever Theorem 1 says). Each check is decided by proven
+    bounds or by the exact DP (:func:`certify_group`), never by a sampler; a group the check
+    rejects or cannot decide grows by ``growth`` (at least one tuple) and is checked again.
+
+    Extra parameters
+    ----------------
+    max_states: DP state budget of one exact check (groups above it must be decided by the
+        bounds, else they keep growing).
+    growth: factor by which a rejected group grows before the next check.
+    """
 
     name = "art-exact"
     exact = True
+
+    def __init__(self, *, model: PrivacyModel, r: float | None = None, sensitive_set: str | None = None,
+                 max_size: int | None = None, min_support: int = DEFAULT_MIN_SUPPORT, k_neighbors: int = 64,
+                 max_group_size: int | None = None, max_states: int = DEFAULT_MAX_STATES, growth: float = 1.1,
+                 seed: int | None = None) -> None:
+        super().__init__(model=model, r=r, sensitive_set=sensitive_set, max_size=max_size, min_support=min_support,
+                         k_neighbors=k_neighbors, max_group_size=max_group_size, seed=seed)
+        self.max_states = max_states
+        self.growth = growth
+
+    def params(self) -> dict[str, Any]:
+        return super().params() | {"max_states": self.max_states, "growth": self.growth}
+
+    def partition(self, table: EncodedTable) -> Partition:
+        if isinstance(self.max_states, bool) or not isinstance(self.max_states, (int, np.integer)) \
+                or self.max_states < 1:
+            raise ParameterError(f"{self.name}: max_states={self.max_states!r} must be an integer >= 1",
+                                 parameter="max_states", value=self.max_states)
+        if isinstance(self.growth, bool) or not isinstance(self.growth, (int, float)) or not self.growth >= 1:
+            raise ParameterError(f"{self.name}: growth={self.growth!r} must be a number >= 1", parameter="growth",
+                                 value=self.growth)
+        return super().partition(table)

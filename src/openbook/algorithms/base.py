@@ -74,6 +74,7 @@ def make_algorithm(name: str, *, model: PrivacyModel, **params: Any) -> Anonymiz
     from . import full_domain  # noqa: F401  (registers itself)
     from . import anatomy, greedy, lattice, mondrian, symmetric  # noqa: F401  (register themselves)
     from . import mask  # noqa: F401  (registers itself)
+    from . import art, injector  # noqa: F401  (register themselves; paper 003)
 
     try:
         cls = ALGORITHMS[name]

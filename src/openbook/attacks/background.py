@@ -28,7 +28,7 @@ from ..data.table import EncodedTable
 from ..errors import DataError, ParameterError
 
 #: default minimum number of tuples of a signature for its distribution to be "large"
-DEFAULT_MIN_SUPPORT = 30
+DEFAULT_MIN_SUPPORT = 100
 
 
 @dataclass(eq=False)

@@ -51,7 +51,7 @@ from numba import njit
 from ..errors import ParameterError
 
 #: default budget of DP states before switching to the sampler
-DEFAULT_MAX_STATES = 1 << 22
+DEFAULT_MAX_STATES = 1 << 18
 
 
 def n_states(mult: np.ndarray) -> int:

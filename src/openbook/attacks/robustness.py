@@ -66,6 +66,10 @@ def min_group_size(delta: Any, f_max: Any, r: float) -> np.ndarray:
     return out
 
 
+#: Metropolis budget per (group, attribute set) in the audit (stated bound ~0.02 at p ~ 0.05)
+AUDIT_SAMPLER = {"n_chains": 2, "n_batches": 10, "batch_sweeps": 300, "n_burn": 200}
+
+
 # ---------------------------------------------------------------------------------------
 # the exact audit kernel
 # ---------------------------------------------------------------------------------------
@@ -246,7 +250,7 @@ def audit_groups(knowledge: Knowledge, qi_codes: np.ndarray, sa_codes: np.ndarra
         sv = sens[vals]
         for s in range(idx.shape[0]):
             W = P[idx[s, rows]][:, vals]
-            res = sampled_posteriors(W, mult, seed=[seed, gi, s], **(sampler or {}))
+            res = sampled_posteriors(W, mult, seed=[seed, gi, s], **({**AUDIT_SAMPLER, **(sampler or {})}))
             est = res.estimate
             best = est[:, sv].max(axis=1)
             tot = est[:, sv].sum(axis=1)

@@ -25,9 +25,13 @@ from ..errors import ParameterError
 
 #: modules that define experiments (imported lazily so the CLI starts fast)
 EXPERIMENT_MODULES: list[str] = [
+    "openbook.experiments.wong_bk",
     "openbook.experiments.skew",
     "openbook.experiments.rameshwar",
     "openbook.experiments.wong2007",
+    "openbook.experiments.cormode2010_attack",
+    "openbook.experiments.cormode2010",
+    "openbook.experiments.wong2007_utility",
 ]
 
 

@@ -154,7 +154,9 @@ def _summary_section(release: Release) -> str:
     rows = [
         ("kind", release.kind),
         ("rows in", m.get("n_input")), ("published", m.get("n_published", release.n_published)),
-        ("suppressed", m.get("n_suppressed", 0)), ("classes / groups", m.get("n_groups")),
+        ("suppressed", m.get("n_suppressed", 0)), ("groups the algorithm made", m.get("n_groups")),
+        # groups whose generalized labels coincide are one class to any reader of the file
+        ("classes a reader sees", release.classes()[1]),
         ("QI", ", ".join(release.qi)), ("SA", release.sa),
         ("model", (model or {}).get("spec") if isinstance(model, dict) and "spec" in model else json.dumps(model)),
         ("algorithm", alg.get("algorithm")), ("source", m.get("source")),
@@ -260,6 +262,7 @@ def write_report(path: str | os.PathLike, page: str) -> Path:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(page)
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

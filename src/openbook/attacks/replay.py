@@ -1,0 +1,858 @@
+"""The algorithm-replay adversary — paper 000 §2.4 and §5.1 (Monte-Carlo minimality attack),
+paper 001 Assumption 3.
+
+The adversary knows (1) every individual's QI values, (2) the anonymization algorithm and
+its parameters, (3) the release: which individuals form each group and each group's SA
+multiset (paper 000 §2.4). A *possible world* assigns each group's released SA multiset to
+its individuals; without the algorithm every world is equally likely (the baseline
+adversary). The replay adversary weighs each world by the probability that the algorithm,
+run on it, publishes exactly the released grouping (paper 000 §5.1: "reject those
+assignments on which the (deterministic) algorithm would not produce the published
+grouping") — 0/1 for the deterministic GG, SG, Mondrian, full-domain search; for RGG(p) each
+voluntary merge has probability ``p`` and each stop ``1 - p`` (§4.3, App. C.4).
+
+**What is recomputed from the QIs.** Only QI-only structure — the sort order, GG's buckets,
+SG's even-split points, the Mondrian cuts a node tries (their ranking by width and the
+median cuts) — is recomputed, with the algorithms' own public functions on the QI table
+(``ordering.qi_order``, ``greedy.bucket_bounds``, ``symmetric.sg_split_point``,
+``mondrian.mondrian_partition`` with a recording model). The group of every individual comes
+from the release. ``Partition.extra`` is not needed (it holds the same QI-only facts).
+
+**Units.** The released grouping splits into independent *units* (sampled on their own):
+
+* GG / RGG: each group (buckets ``first..last``): prefixes ``first..e`` must fail for
+  ``e < last`` (GG) — or, RGG, weigh ``p`` per satisfying prefix — and ``first..last`` must
+  hold; the group holding the table's last bucket with ``tail="merge"`` sums over every run
+  that ends in a tail merged into it (:func:`.replay_kernels.gg_final_likelihood`).
+* SG: each group ``[lo, hi)`` of the order: the split at ``sg_split_point`` was refused —
+  not both halves satisfy the model (App. C.3, Fig. 7).
+* Mondrian: each node tries its cuts in width order; a refused cut whose sides straddle
+  released groups is a constraint on the worlds; leaves coupled by such a constraint at an
+  inner node (the "sibling set whose split was decided together") form one unit.
+* anything else with ``partition`` (e.g. ``full-domain-search``): one unit, the whole table,
+  each world re-run through ``algorithm.partition`` (small tables only).
+* SA-only / QI-only groupings (Anatomy, k-anonymity, paper 000 Claim 4): no world is
+  excluded; the posterior is the baseline's.
+
+Rows a unit's checks treat alike form a *cell* (GG bucket, SG half, Mondrian atom); they
+are exchangeable, so the posterior of a row is its cell's expected SA count / cell size.
+
+**Exact or sampled.** A unit with at most ``exact_limit`` (default 10^6) possible worlds
+(multiset permutations, product over its groups) is solved exactly by enumerating the
+contingency tables (SA counts per cell) weighted by their number of worlds; larger units are
+sampled (``worlds`` per unit, numba Fisher–Yates) with self-normalised likelihood weights,
+and the standard error ``sqrt(Σ w²(x-x̂)²)/Σ w`` is reported.
+
+References: Cormode, Srivastava, Li, Li, VLDB 2010 (paper 000); Wong, Fu, Wang, Pei,
+VLDB 2007 (paper 001).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from math import lgamma, log
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..data.table import EncodedColumn, EncodedTable
+from ..errors import ParameterError, VerificationError
+from ..release import Partition
+from .base import AttackResult, model_l
+from .replay_kernels import gg_final_likelihood, sample_cell_counts
+
+#: algorithms whose grouping ignores the QI→SA association inside a group (Claim 4)
+NO_INFORMATION = ("anatomy", "base-ana", "full-domain")
+#: chunk of (world × checked group) rows per model call
+_CHUNK_ROWS = 400_000
+
+
+@dataclass
+class Unit:
+    """One independently replayed set of released groups.
+
+    ``rows``: global row ids, cells contiguous, cells of a leaf contiguous; ``cell`` the
+    cell of each of those rows; ``cell_leaf`` the leaf of each cell; ``leaf_counts`` the
+    released SA counts ``(n_leaves, n_sa)``; ``likelihood(counts (W, n_cells, n_sa)) -> (W,)``
+    the probability of the released grouping in each world (``None``: constant).
+    """
+
+    rows: np.ndarray
+    cell: np.ndarray
+    cell_leaf: np.ndarray
+    leaf_counts: np.ndarray
+    likelihood: Callable[[np.ndarray], np.ndarray] | None
+    kind: str
+    #: GG/RGG: factor of prefix ``j`` given the prefix's SA counts ``(N, n_sa)`` — the
+    #: likelihood is their product over the prefixes, a Markov chain (exact forward-backward)
+    chain: Callable[[int, np.ndarray], np.ndarray] | None = None
+    #: SA values the model looks at one by one (the rest are lumped; single-leaf units only)
+    set_mask: np.ndarray | None = None
+
+    @property
+    def n_cells(self) -> int:
+        return int(self.cell_leaf.size)
+
+    @property
+    def cell_size(self) -> np.ndarray:
+        return np.bincount(self.cell, minlength=self.n_cells)
+
+    def log_worlds(self) -> float:
+        """log of the number of possible worlds (multiset permutations, all leaves)."""
+        tot = 0.0
+        for c in self.leaf_counts:
+            tot += lgamma(float(c.sum()) + 1) - sum(lgamma(float(x) + 1) for x in c if x > 1)
+        return tot
+
+
+# =======================================================================================
+# exact enumeration of contingency tables
+# =======================================================================================
+def leaf_tables(cell_sizes: np.ndarray, counts: np.ndarray, limit: int) -> np.ndarray | None:
+    """All ``(N, n_cells, n_vals)`` tables with row sums ``cell_sizes`` and column sums
+    ``counts`` (numpy expansion, cell by cell and value by value), or ``None`` when there
+    are more than ``limit``."""
+    cell_sizes = np.asarray(cell_sizes, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    c, v = cell_sizes.size, counts.size
+    tabs = np.zeros((1, c, v), dtype=np.int32)
+    rem = counts[None, :].copy()
+    for ci in range(c):
+        if ci == c - 1:
+            tabs[:, ci, :] = rem
+            break
+        left = np.full(tabs.shape[0], cell_sizes[ci], dtype=np.int64)
+        for vi in range(v):
+            rest = rem[:, vi + 1:].sum(axis=1)
+            lo = np.maximum(0, left - rest)
+            hi = np.minimum(rem[:, vi], left)
+            if vi == v - 1:
+                lo = hi = left
+            k = hi - lo + 1
+            k = np.where(k > 0, k, 0)
+            total = int(k.sum())
+            if total > limit:
+                return None
+            idx = np.repeat(np.arange(tabs.shape[0]), k)
+            start = np.cumsum(k) - k
+            x = lo[idx] + (np.arange(total) - start[idx])
+            tabs, rem, left = tabs[idx], rem[idx], left[idx]
+            tabs[:, ci, vi] = x
+            rem[:, vi] -= x
+            left = left - x
+    return tabs
+
+
+def _unit_tables(unit: Unit, K: np.ndarray, limit: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Cartesian product over the unit's leaves of their tables: ``(N, n_cells, n_vals)``
+    and the log number of worlds of each."""
+    size = unit.cell_size
+    per_leaf = []
+    total = 1
+    for lf in range(unit.leaf_counts.shape[0]):
+        cells = np.flatnonzero(unit.cell_leaf == lf)
+        t = leaf_tables(size[cells], K[lf], limit)
+        if t is None:
+            return None
+        total *= t.shape[0]
+        if total > limit:
+            return None
+        per_leaf.append((cells, t))
+    N = total
+    out = np.zeros((N, unit.n_cells, K.shape[1]), dtype=np.int32)
+    rep = N
+    tile = 1
+    for cells, t in per_leaf:
+        rep //= t.shape[0]
+        idx = np.tile(np.repeat(np.arange(t.shape[0]), rep), tile)
+        out[:, cells, :] = t[idx]
+        tile *= t.shape[0]
+    lg = _lgamma_table(int(out.max(initial=0)) + 1)
+    logw = -lg[out].reshape(N, -1).sum(axis=1)
+    return out, logw
+
+
+def _lgamma_table(n: int) -> np.ndarray:
+    return np.array([lgamma(i + 1.0) for i in range(n)])
+
+
+# =======================================================================================
+# the engine
+# =======================================================================================
+@dataclass
+class UnitResult:
+    post: np.ndarray   # (n_cells, n_targets)
+    se: np.ndarray     # (n_cells, n_targets)
+    exact: bool
+    n_worlds: float    # worlds enumerated (exact: number of tables) or sampled
+    accepted: float    # sampled: effective number of accepted worlds; exact: weight share
+    consistent: bool
+
+
+def _classes(unit: Unit, target_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The unit's SA classes: ``(rep, K, tm)`` — a representative SA code per class, the
+    per-leaf class counts ``(n_leaves, n_cls)`` and per leaf the class → target weights
+    ``(n_leaves, n_cls, T)``. Classes are the values present, except that when the model
+    looks only at a sensitive set the other values are lumped into one class: their
+    arrangement never changes the likelihood, so within a leaf each is a uniform share of
+    the lump."""
+    lc = unit.leaf_counts
+    tot = lc.sum(axis=0)
+    vals = np.flatnonzero(tot > 0)
+    tmf = target_masks.T.astype(np.float64)  # (n_sa, T)
+    nl = lc.shape[0]
+    if unit.set_mask is not None:
+        sv = vals[unit.set_mask[vals]]
+        ov = vals[~unit.set_mask[vals]]
+        if ov.size > 1:
+            rep = np.concatenate([sv, ov[:1]])
+            other = lc[:, ov].sum(axis=1, keepdims=True)
+            K = np.concatenate([lc[:, sv], other], axis=1)
+            share = lc[:, ov] / np.maximum(other, 1)  # (n_leaves, n_other)
+            tm_other = np.einsum("lo,ot->lt", share, tmf[ov])[:, None, :]
+            tm = np.concatenate([np.broadcast_to(tmf[sv][None], (nl, sv.size, tmf.shape[1])), tm_other], axis=1)
+            return rep, K, tm
+    return vals, lc[:, vals], np.broadcast_to(tmf[vals][None], (nl, vals.size, tmf.shape[1]))
+
+
+def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int,
+               exact_limit: float = 1e6, force_sample: bool = False) -> UnitResult:
+    """Posterior per cell and target of one unit: exact (forward-backward over a GG chain,
+    or enumerated contingency tables) when at most ``exact_limit`` states / worlds, else
+    sampled (module docstring)."""
+    n_sa = unit.leaf_counts.shape[1]
+    rep, K, tm = _classes(unit, target_masks)
+    size = unit.cell_size.astype(np.float64)
+    if unit.likelihood is None and unit.chain is None:  # nothing excluded: the class frequency
+        leaf_freq = K / K.sum(axis=1, keepdims=True)
+        post = np.einsum("cv,cvt->ct", leaf_freq[unit.cell_leaf], tm[unit.cell_leaf])
+        return UnitResult(post, np.zeros_like(post), True, 1.0, 1.0, True)
+    if not force_sample and unit.chain is not None:
+        res = _chain_dp(unit, K[0], size.astype(np.int64), rep, n_sa, tm[0], int(exact_limit))
+        if res is not None:
+            return res
+    # exact when the contingency tables (never more than the worlds) are few enough
+    # (memory: at most ~2·10^7 table entries at once)
+    cap = int(min(exact_limit, 2e7 // max(1, unit.n_cells * K.shape[1])))
+    enum = None if force_sample else _unit_tables(unit, K, cap)
+    if enum is not None:
+        tabs, logw = enum
+        lik = _likelihood_chunked(unit, tabs, rep, n_sa)
+        w = np.exp(logw - logw.max()) * lik
+        tot = w.sum()
+        if not tot > 0:
+            nan = np.full((unit.n_cells, tm.shape[2]), np.nan)
+            return UnitResult(nan, nan.copy(), True, float(tabs.shape[0]), 0.0, False)
+        x = np.einsum("ncv,cvt->nct", tabs.astype(np.float64), tm[unit.cell_leaf])
+        post = np.einsum("n,nct->ct", w, x) / tot / size[:, None]
+        share = float(tot / np.exp(logw - logw.max()).sum())
+        return UnitResult(post, np.zeros_like(post), True, float(tabs.shape[0]), share, True)
+    # sampled
+    n_cls = rep.size
+    order = np.argsort(unit.cell_leaf[unit.cell], kind="stable")
+    pos_cell = unit.cell[order].astype(np.int64)
+    leaf_of_pos = unit.cell_leaf[pos_cell]
+    pos_vals = np.concatenate([np.repeat(np.arange(n_cls), K[lf]) for lf in range(K.shape[0])]).astype(np.int64)
+    leaf_ptr = np.concatenate([[0], np.cumsum(np.bincount(leaf_of_pos, minlength=K.shape[0]))])
+    counts = sample_cell_counts(int(seed), pos_vals, leaf_ptr.astype(np.int64), pos_cell, unit.n_cells,
+                                n_cls, int(worlds))
+    if unit.likelihood is not None:
+        lik = _likelihood_chunked(unit, counts, rep, n_sa)
+    else:
+        lik = _chain_likelihood(unit, counts, rep, n_sa)
+    tot = lik.sum()
+    if not tot > 0:
+        nan = np.full((unit.n_cells, tm.shape[2]), np.nan)
+        return UnitResult(nan, nan.copy(), False, float(worlds), 0.0, False)
+    x = np.einsum("wcv,cvt->wct", counts.astype(np.float64), tm[unit.cell_leaf]) / size[None, :, None]
+    post = np.einsum("w,wct->ct", lik, x) / tot
+    se = np.sqrt(np.einsum("w,wct->ct", lik ** 2, (x - post[None]) ** 2)) / tot
+    ess = float(tot ** 2 / (lik ** 2).sum())
+    return UnitResult(post, se, False, float(worlds), ess, True)
+
+
+def _log_worlds(K: np.ndarray) -> float:
+    tot = 0.0
+    for c in K:
+        tot += lgamma(float(c.sum()) + 1) - sum(lgamma(float(x) + 1) for x in c if x > 1)
+    return tot
+
+
+def _expand(part: np.ndarray, rep: np.ndarray, n_sa: int) -> np.ndarray:
+    full = np.zeros(part.shape[:-1] + (n_sa,), dtype=np.int64)
+    full[..., rep] = part
+    return full
+
+
+def _likelihood_chunked(unit: Unit, tabs: np.ndarray, rep: np.ndarray, n_sa: int) -> np.ndarray:
+    N = tabs.shape[0]
+    step = max(1, _CHUNK_ROWS // max(1, unit.n_cells * 4))
+    out = np.empty(N)
+    for a in range(0, N, step):
+        out[a:a + step] = unit.likelihood(_expand(tabs[a:a + step], rep, n_sa))
+    return out
+
+
+def _chain_likelihood(unit: Unit, counts: np.ndarray, rep: np.ndarray, n_sa: int) -> np.ndarray:
+    pref = np.cumsum(counts, axis=1)
+    out = np.ones(counts.shape[0])
+    for j in range(counts.shape[1]):
+        out *= unit.chain(j, _expand(pref[:, j], rep, n_sa))
+    return out
+
+
+def _prefix_states(total: int, prefix: int, K: np.ndarray, limit: int) -> np.ndarray | None:
+    """All count vectors ``0 <= c <= K`` with ``sum(c) == prefix``."""
+    t = leaf_tables(np.array([prefix, total - prefix]), K, limit)
+    return None if t is None else t[:, 0, :].astype(np.int64)
+
+
+def _chain_dp(unit: Unit, K: np.ndarray, sizes: np.ndarray, rep: np.ndarray, n_sa: int, tm: np.ndarray,
+              limit: int) -> UnitResult | None:
+    """Exact posterior per bucket of a GG/RGG group by forward-backward over the prefix
+    count vectors (the likelihood is a product of per-prefix factors); ``None`` when a
+    layer has more than ``limit`` states."""
+    K = np.asarray(K, dtype=np.int64)
+    B = sizes.size
+    total = int(K.sum())
+    radix = np.concatenate([[1], np.cumprod(K[:-1] + 1)]).astype(np.int64)
+    layers = [np.zeros((1, K.size), dtype=np.int64)]
+    P = 0
+    for j in range(B):
+        P += int(sizes[j])
+        st = _prefix_states(total, P, K, limit)
+        if st is None:
+            return None
+        st = st[np.argsort(st @ radix)]
+        layers.append(st)
+    lg = _lgamma_table(int(max(sizes.max(), 1)) + 1)
+    trans = []  # per bucket: (from idx, to idx, log w, d)
+    fac = []
+    for j in range(B):
+        S0, S1 = layers[j], layers[j + 1]
+        D = _prefix_states(total, int(sizes[j]), K, limit)
+        if D is None or S0.shape[0] * D.shape[0] * K.size > 2e7:  # memory of one transition
+            return None
+        to = S0[:, None, :] + D[None, :, :]
+        ok = np.all(to <= K, axis=2)
+        i0, di = np.nonzero(ok)
+        keys = to[i0, di] @ radix
+        k1 = S1 @ radix
+        i1 = np.searchsorted(k1, keys)
+        logw = -lg[D].sum(axis=1)[di]
+        trans.append((i0, i1, logw, D[di]))
+        fac.append(np.asarray(unit.chain(j, _expand(S1, rep, n_sa)), dtype=np.float64))
+    # forward
+    alpha = [np.ones(1)]
+    for j in range(B):
+        i0, i1, logw, _ = trans[j]
+        w = np.exp(logw - logw.max()) if logw.size else logw
+        a = np.bincount(i1, weights=alpha[j][i0] * w, minlength=layers[j + 1].shape[0]) * fac[j]
+        m = a.max(initial=0.0)
+        if not m > 0:
+            nan = np.full((unit.n_cells, tm.shape[1]), np.nan)
+            return UnitResult(nan, nan.copy(), True, float(sum(L.shape[0] for L in layers)), 0.0, False)
+        alpha.append(a / m)
+    beta = [None] * (B + 1)
+    beta[B] = np.ones(layers[B].shape[0])
+    for j in range(B - 1, -1, -1):
+        i0, i1, logw, _ = trans[j]
+        w = np.exp(logw - logw.max()) if logw.size else logw
+        b = np.bincount(i0, weights=w * fac[j][i1] * beta[j + 1][i1], minlength=layers[j].shape[0])
+        m = b.max(initial=0.0)
+        beta[j] = b / m if m > 0 else b
+    post_cls = np.zeros((B, K.size))
+    for j in range(B):
+        i0, i1, logw, d = trans[j]
+        w = np.exp(logw - logw.max()) if logw.size else logw
+        q = alpha[j][i0] * w * fac[j][i1] * beta[j + 1][i1]
+        post_cls[j] = (q[:, None] * d).sum(axis=0) / q.sum() / sizes[j]
+    post = post_cls @ tm
+    n_states = float(sum(L.shape[0] for L in layers))
+    return UnitResult(post, np.zeros_like(post), True, n_states, 1.0, True)
+
+
+# =======================================================================================
+# units per algorithm
+# =======================================================================================
+def _holds(model: Any, domain: Any, counts: np.ndarray) -> np.ndarray:
+    shp = counts.shape[:-1]
+    return np.asarray(model.holds(counts.reshape(-1, counts.shape[-1]), domain), dtype=bool).reshape(shp)
+
+
+def _gg_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray) -> list[Unit]:
+    from ..algorithms.greedy import bucket_bounds
+    from ..algorithms.ordering import qi_order
+
+    model, domain = algo.model, table.sa_domain
+    p = float(getattr(algo, "p", 0.0) or 0.0) if algo.name == "rgg" else 0.0
+    n = table.n_rows
+    pr = algo.priority.split(",") if isinstance(algo.priority, str) else algo.priority
+    order = qi_order(table, algo.order, pr)
+    bounds = bucket_bounds(n, algo.effective_bucket_size())
+    nb = bounds.size - 1
+    bucket_of_pos = np.repeat(np.arange(nb, dtype=np.int64), np.diff(bounds))
+    g_pos = group[order]
+    pub = g_pos >= 0
+    n_groups = gcounts.shape[0]
+    first = np.full(n_groups, nb, dtype=np.int64)
+    last = np.full(n_groups, -1, dtype=np.int64)
+    np.minimum.at(first, g_pos[pub], bucket_of_pos[pub])
+    np.maximum.at(last, g_pos[pub], bucket_of_pos[pub])
+    # every bucket in one group, groups contiguous runs of buckets
+    gb_lo = np.full(nb, n_groups, dtype=np.int64)
+    gb_hi = np.full(nb, -2, dtype=np.int64)
+    gpos = np.where(pub, g_pos, -1)
+    np.minimum.at(gb_lo, bucket_of_pos, gpos)
+    np.maximum.at(gb_hi, bucket_of_pos, gpos)
+    if np.any(gb_lo != gb_hi) or np.any(np.diff(first[np.argsort(first)]) <= 0):
+        raise VerificationError(f"{algo.name}: the released groups are not unions of consecutive buckets of "
+                                f"{algo.effective_bucket_size()} rows in the QI order")
+    merge = getattr(algo, "tail", "merge") == "merge"
+    smask = set_only_mask(model, domain)
+    units = []
+    for g in range(n_groups):
+        a, b = int(first[g]), int(last[g])
+        if b < a:
+            continue
+        pos = np.arange(bounds[a], bounds[b + 1])
+        rows = order[pos]
+        cell = (bucket_of_pos[pos] - a).astype(np.int64)
+        B = b - a + 1
+        is_end = b == nb - 1
+        lik = _gg_lik(model, domain, p, B, final=is_end and merge, followed=not is_end)
+        units.append(Unit(rows, cell, np.zeros(B, dtype=np.int64), gcounts[g:g + 1], lik["likelihood"], algo.name,
+                          chain=lik.get("chain"), set_mask=smask))
+    return units
+
+
+def _gg_lik(model: Any, domain: Any, p: float, B: int, *, final: bool, followed: bool) -> dict[str, Any]:
+    """Likelihood of a GG/RGG(p) group of ``B`` buckets: the group holding the last bucket
+    under ``tail="merge"`` sums over runs (numba DP); any other group is a chain of prefix
+    factors — ``p`` (RGG's voluntary merge; 0 for GG) per satisfying prefix before the
+    last, then "holds" times ``1 - p`` (the stop) when a bucket follows."""
+    if final and B > 1:
+        def lik_final(c: np.ndarray) -> np.ndarray:
+            W = c.shape[0]
+            P = np.zeros((W, B + 1, c.shape[2]), dtype=np.int64)
+            np.cumsum(c, axis=1, out=P[:, 1:])
+            i, j = np.triu_indices(B)
+            H = np.zeros((W, B, B), dtype=np.bool_)
+            H[:, i, j] = _holds(model, domain, P[:, j + 1] - P[:, i])
+            return gg_final_likelihood(H, p, B)
+        return {"likelihood": lik_final}
+    if B == 1:
+        return {"likelihood": None}  # one bucket: every world gives the same (verified) group
+    stop = (1.0 - p) if followed else 1.0
+
+    def chain(j: int, prefix_counts: np.ndarray) -> np.ndarray:
+        H = _holds(model, domain, prefix_counts)
+        return np.where(H, p, 1.0) if j < B - 1 else H * stop
+    return {"likelihood": None, "chain": chain}
+
+
+def set_only_mask(model: Any, domain: Any) -> np.ndarray | None:
+    """SA values a set-based model (simple/binary ℓ-diversity, (α,k)-anonymity with a
+    sensitive set, with k-anonymity) looks at one by one; ``None`` for other models."""
+    from ..models.alpha_k import AlphaKAnonymity
+    from ..models.k_anonymity import KAnonymity
+
+    mask = None
+    for sub in getattr(model, "models", None) or [model]:
+        if isinstance(sub, KAnonymity):
+            continue
+        if isinstance(sub, AlphaKAnonymity) and sub.sensitive_set is not None:
+            m = np.asarray(domain.sensitive_mask(sub.sensitive_set), dtype=bool)
+            mask = m if mask is None else (mask | m)
+            continue
+        return None
+    return mask
+
+
+def _sg_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray) -> list[Unit]:
+    from ..algorithms.ordering import qi_order
+    from ..algorithms.symmetric import sg_split_point
+
+    model, domain = algo.model, table.sa_domain
+    pr = algo.priority.split(",") if isinstance(algo.priority, str) else algo.priority
+    order = qi_order(table, algo.order, pr)
+    g_pos = group[order]
+    n = g_pos.size
+    # rebuild the even-split tree top-down from the released groups
+    units = []
+    stack = [(0, n)]
+    while stack:
+        lo, hi = stack.pop()
+        seg = g_pos[lo:hi]
+        if seg[0] == seg[-1] and np.all(seg == seg[0]):
+            g = int(seg[0])
+            if g < 0 or gcounts[g].sum() != hi - lo:
+                raise VerificationError("sg: a released group is not a node of the even-split tree")
+            rows = order[lo:hi]
+            if hi - lo < 2:
+                units.append(Unit(rows, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                                  gcounts[g:g + 1], None, "sg"))
+                continue
+            mid = int(sg_split_point(lo, hi))
+            cell = (np.arange(lo, hi) >= mid).astype(np.int64)
+            units.append(Unit(rows, cell, np.zeros(2, dtype=np.int64), gcounts[g:g + 1],
+                              _split_refused(model, domain, [(np.array([0]), np.array([1]))]), "sg",
+                              set_mask=set_only_mask(model, domain)))
+            continue
+        if hi - lo < 2:
+            raise VerificationError("sg: the released groups are not the leaves of an even-split tree")
+        mid = int(sg_split_point(lo, hi))
+        stack.extend([(mid, hi), (lo, mid)])
+    return units
+
+
+def _split_refused(model: Any, domain: Any, cuts: Sequence[tuple[np.ndarray, np.ndarray]]) -> Callable:
+    """Likelihood 1 iff every cut ``(left cells, right cells)`` was refused: not both sides
+    satisfy the model (SG Fig. 7 line 3; Mondrian's allowable cut)."""
+    def lik(c: np.ndarray) -> np.ndarray:
+        out = np.ones(c.shape[0], dtype=bool)
+        for lc, rc in cuts:
+            left = c[:, lc].sum(axis=1)
+            right = c[:, rc].sum(axis=1)
+            both = _holds(model, domain, np.stack([left, right], axis=1)).all(axis=1)
+            out &= ~both
+        return out.astype(np.float64)
+    return lik
+
+
+class _RecordingModel:
+    """A model that refuses every cut and records the cuts Mondrian tries, in order: with the
+    SA replaced by row ids, the left counts are the left child's indicator."""
+
+    def __init__(self) -> None:
+        self.calls: list[np.ndarray] = []
+
+    def holds(self, counts: np.ndarray, domain: Any) -> np.ndarray:
+        self.calls.append(np.array(counts, copy=True))
+        return np.zeros(np.asarray(counts).shape[0], dtype=bool)
+
+
+def mondrian_candidate_cuts(table: EncodedTable, rows: np.ndarray, *, strict: bool, categorical: str,
+                            model: Any) -> list[np.ndarray]:
+    """The cuts Mondrian tries on the node whose rows are ``rows`` (in the node's current
+    order), in the order it tries them: left-child masks over ``rows``. QI-only (widths,
+    medians), so the adversary recomputes them; obtained by running the public
+    ``mondrian_partition`` on the node with a recording model that refuses every cut."""
+    from ..algorithms.mondrian import mondrian_partition
+    from ..algorithms.ordering import size_floor
+    from ..data.schema import Schema
+
+    r = rows.size
+    if r < max(2, 2 * max(1, size_floor(model))):
+        return []
+    sub = table.take(rows)
+    cols = dict(sub.columns)
+    sa = table.sa_name
+    cols[sa] = EncodedColumn(sa, "categorical", np.arange(r, dtype=np.int32), np.arange(r), None)
+    schema = Schema.from_dict({**table.schema.to_dict(), "sensitive_sets": {}})
+    probe_table = EncodedTable(schema, cols, dict(sub.hierarchies))
+    rec = _RecordingModel()
+    mondrian_partition(probe_table, rec, strict=strict, categorical=categorical)
+    return [np.asarray(c[0]) > 0 for c in rec.calls[0::2]]
+
+
+def _mondrian_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray) -> list[Unit]:
+    model, domain = algo.model, table.sa_domain
+    smask = set_only_mask(model, domain)
+    strict, categorical = bool(algo.strict), algo.categorical
+    n_groups = gcounts.shape[0]
+    gsize = gcounts.sum(axis=1)
+    if np.any(group < 0):
+        raise ParameterError("mondrian replay: the release suppressed rows", parameter="release")
+    # union-find over groups coupled by a refused cut at an inner node
+    parent = np.arange(n_groups)
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    constraints: list[tuple[np.ndarray, np.ndarray]] = []  # (rows of the node, left mask)
+    stack = [np.arange(table.n_rows, dtype=np.int64)]
+    while stack:
+        rows = stack.pop()
+        gs = group[rows]
+        present = np.unique(gs)
+        cands = mondrian_candidate_cuts(table, rows, strict=strict, categorical=categorical, model=model)
+        if present.size == 1:
+            if gsize[present[0]] != rows.size:
+                raise VerificationError("mondrian: a released group is not a node of the Mondrian tree")
+            constraints.extend((rows, m) for m in cands)
+            continue
+        accepted = None
+        for m in cands:
+            lg = np.bincount(gs[m], minlength=n_groups)
+            rg = np.bincount(gs[~m], minlength=n_groups)
+            whole = not np.any((lg > 0) & (rg > 0))
+            if whole:
+                lc = gcounts[lg > 0].sum(axis=0)
+                rc = gcounts[rg > 0].sum(axis=0)
+                if _holds(model, domain, np.stack([lc, rc])).all():
+                    accepted = m
+                    break
+                continue  # refused whatever the world: no information
+            constraints.append((rows, m))
+            for g in present[1:]:
+                a, b = find(int(present[0])), find(int(g))
+                parent[b] = a
+        if accepted is None:
+            raise VerificationError("mondrian: the released groups are not the leaves of a Mondrian tree "
+                                    "(no allowable cut reproduces them)")
+        stack.extend([rows[~accepted], rows[accepted]])
+    roots = np.array([find(g) for g in range(n_groups)])
+    # assign constraints to units; atoms = rows with the same (group, side of every cut)
+    by_unit: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
+    for rows, m in constraints:
+        by_unit.setdefault(int(roots[group[rows[0]]]), []).append((rows, m))
+    units = []
+    order_g = np.argsort(roots, kind="stable")
+    bounds = np.flatnonzero(np.diff(roots[order_g])) + 1
+    row_sorted = np.argsort(group, kind="stable")
+    gptr = np.concatenate([[0], np.cumsum(gsize)])
+    for members in np.split(order_g, bounds):
+        u = int(roots[members[0]])
+        rows = np.concatenate([row_sorted[gptr[g]:gptr[g + 1]] for g in members])
+        local_leaf = np.repeat(np.arange(members.size), gsize[members])
+        cons = by_unit.get(u, [])
+        if not cons:
+            units.append(Unit(rows, local_leaf.copy(), np.arange(members.size), gcounts[members], None, "mondrian"))
+            continue
+        pos_of_row = np.full(table.n_rows, -1, dtype=np.int64)
+        pos_of_row[rows] = np.arange(rows.size)
+        bits = [local_leaf.astype(np.int64)]
+        sides = []
+        for crow, m in cons:
+            side = np.full(rows.size, -1, dtype=np.int64)
+            side[pos_of_row[crow]] = m.astype(np.int64)
+            bits.append(side)
+            sides.append(side)
+        key = np.stack(bits, axis=1)
+        _, atom = np.unique(key, axis=0, return_inverse=True)
+        atom = atom.ravel()
+        srt = np.lexsort((atom,))
+        rows, atom, local_leaf = rows[srt], atom[srt], local_leaf[srt]
+        sides = [s[srt] for s in sides]
+        n_atoms = int(atom.max()) + 1
+        cell_leaf = np.zeros(n_atoms, dtype=np.int64)
+        cell_leaf[atom] = local_leaf
+        cuts = []
+        for s in sides:
+            side_of_atom = np.full(n_atoms, -1, dtype=np.int64)
+            side_of_atom[atom] = s
+            cuts.append((np.flatnonzero(side_of_atom == 1), np.flatnonzero(side_of_atom == 0)))
+        units.append(Unit(rows, atom.astype(np.int64), cell_leaf, gcounts[members],
+                          _split_refused(model, domain, cuts), "mondrian", set_mask=smask))
+    return units
+
+
+def _rerun_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray) -> list[Unit]:
+    """Generic: one unit, the whole table, one cell per row; each world re-run through
+    ``algo.partition`` and kept iff the grouping is the released one."""
+    if np.any(group < 0):
+        raise ParameterError(f"{algo.name} replay: the release suppressed rows (their SA is unknown)",
+                             parameter="release")
+    n = table.n_rows
+    rows = np.argsort(group, kind="stable")
+    leaf = group[rows]
+    ref = _canonical(group)
+
+    def lik(c: np.ndarray) -> np.ndarray:
+        out = np.zeros(c.shape[0])
+        sa = np.empty(n, dtype=np.int32)
+        for w in range(c.shape[0]):
+            sa[rows] = np.argmax(c[w], axis=1)
+            t = _with_sa(table, sa)
+            try:
+                part = algo.partition(t)
+            except Exception:  # noqa: BLE001 - an infeasible world cannot produce the release
+                continue
+            out[w] = float(np.array_equal(_canonical(part.group), ref))
+        return out
+    return [Unit(rows, np.arange(n, dtype=np.int64), leaf.astype(np.int64), gcounts, lik, "rerun")]
+
+
+def _canonical(group: np.ndarray) -> np.ndarray:
+    """Group labels renumbered by first appearance (compare groupings, not label names)."""
+    _, first, inv = np.unique(group, return_index=True, return_inverse=True)
+    rank = np.argsort(np.argsort(first))
+    out = rank[inv.ravel()]
+    return np.where(group < 0, -1, out)
+
+
+def _with_sa(table: EncodedTable, sa: np.ndarray) -> EncodedTable:
+    cols = dict(table.columns)
+    c = cols[table.sa_name]
+    cols[table.sa_name] = EncodedColumn(c.name, c.kind, np.asarray(sa, dtype=np.int32), c.categories, c.numeric)
+    return EncodedTable(table.schema, cols, dict(table.hierarchies), table.kept, table.dropped_columns, table.source)
+
+
+UNIT_BUILDERS: dict[str, Callable] = {"gg": _gg_units, "rgg": _gg_units, "sg": _sg_units,
+                                      "mondrian": _mondrian_units}
+
+
+def replay_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray) -> list[Unit]:
+    """The independent units of a release made by ``algo`` (module docstring)."""
+    name = algo.name
+    if name in UNIT_BUILDERS:
+        return UNIT_BUILDERS[name](algo, table, group, gcounts)
+    if name in NO_INFORMATION:
+        rows = np.argsort(group, kind="stable")
+        rows = rows[group[rows] >= 0]
+        g = group[rows]
+        return [Unit(rows, g.astype(np.int64), np.arange(gcounts.shape[0]), gcounts, None, "no-information")]
+    return _rerun_units(algo, table, group, gcounts)
+
+
+# =======================================================================================
+# the attack
+# =======================================================================================
+def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, worlds: int = 10_000,
+                  seed: int | np.random.Generator = 0, exact_limit: float = 1e6, targets: Any = None,
+                  sensitive_set: str | None = None, set_mode: str | None = None,
+                  force_sample: bool = False, l: float | None = None) -> AttackResult:
+    """Per-tuple posteriors of the replay adversary (module docstring).
+
+    Parameters
+    ----------
+    table:
+        The individuals (QI values; the adversary knows them). Its SA column is read only
+        per released group — as the release's SA multisets — and to mark which tuples are
+        truly sensitive for the audit.
+    group:
+        Released group of each row (``Partition.group``; ``-1`` = suppressed).
+    algorithm:
+        The anonymizer (an :class:`~openbook.algorithms.base.Anonymizer` with its
+        parameters and model), e.g. ``make_algorithm("gg", model=make_model("l=3"))``.
+    worlds:
+        Worlds sampled per unit when it has more than ``exact_limit`` possible worlds.
+    seed:
+        Seed (int or ``numpy.random.Generator``) of the sampling.
+    targets, sensitive_set, set_mode:
+        ``targets`` = ``(names, masks (T, n_sa))``; default from the model's sensitive set
+        (:func:`.baseline.choose_targets`): ``"set:NAME"``, or every SA value.
+    force_sample:
+        Sample even units small enough to enumerate (used by the tests).
+    """
+    from .baseline import choose_targets
+
+    t0 = time.perf_counter()
+    if worlds < 1:
+        raise ParameterError(f"worlds={worlds} must be >= 1", parameter="worlds", value=worlds)
+    group = np.asarray(group, dtype=np.int64)
+    if group.size != table.n_rows:
+        raise ParameterError(f"group has {group.size} labels for {table.n_rows} rows", parameter="group")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    model = algorithm.model
+    domain = table.sa_domain
+    if targets is None:
+        names, masks, _ = choose_targets(domain, model, sensitive_set, set_mode)
+    else:
+        names, masks = targets
+    masks = np.asarray(masks, dtype=bool)
+    n_sa = domain.n_values
+    n_groups = int(group.max()) + 1 if group.size else 0
+    gcounts = table.group_sa_counts(group, n_groups)
+    units = replay_units(algorithm, table, group, gcounts)
+    post = np.full((table.n_rows, len(names)), np.nan)
+    se = np.zeros((table.n_rows, len(names)))
+    unresolved = np.zeros(table.n_rows, dtype=bool)
+    seeds = rng.integers(0, 2**31 - 1, size=max(1, len(units)))
+    info = {"group": [], "unit": [], "exact": [], "worlds": [], "accepted": [], "unit_kind": []}
+    n_exact = n_sampled = 0
+    for ui, u in enumerate(units):
+        r = solve_unit(u, masks, worlds=worlds, seed=int(seeds[ui]), exact_limit=exact_limit,
+                       force_sample=force_sample)
+        if u.likelihood is not None or u.chain is not None:
+            n_exact += int(r.exact)
+            n_sampled += int(not r.exact)
+        post[u.rows] = r.post[u.cell]
+        se[u.rows] = r.se[u.cell]
+        if not r.consistent:
+            unresolved[u.rows] = True
+        for g in np.unique(group[u.rows]):
+            info["group"].append(int(g))
+            info["unit"].append(ui)
+            info["exact"].append(bool(r.exact))
+            info["worlds"].append(r.n_worlds)
+            info["accepted"].append(r.accepted)
+            info["unit_kind"].append(u.kind)
+    post[group < 0] = np.nan
+    sens = masks.any(axis=0)[table.sa_codes]
+    gi = pd.DataFrame(info)
+    return AttackResult(
+        adversary="replay", posterior=post, targets=list(names), group=group,
+        l=model_l(model) if l is None else l, stderr=se, sensitive=sens, unresolved=unresolved,
+        group_info=gi,
+        notes={"knowledge": "every QI, the algorithm and its parameters, the release (paper 000 §2.4)",
+               "algorithm": algorithm.name, "params": _jsonable(algorithm.params()),
+               "units": len(units), "units_exact": n_exact, "units_sampled": n_sampled,
+               "worlds_per_unit": int(worlds), "exact_limit": float(exact_limit),
+               "elapsed_s": round(time.perf_counter() - t0, 3)},
+    )
+
+
+def _jsonable(d: dict) -> dict:
+    out = {}
+    for k, v in d.items():
+        out[k] = v.tolist() if isinstance(v, np.ndarray) else v
+    return out
+
+
+def replay_partition(table: EncodedTable, partition: Partition, algorithm: Any, **kw: Any) -> AttackResult:
+    """:func:`replay_attack` on a :class:`Partition` the algorithm produced."""
+    return replay_attack(table, partition.group, algorithm, **kw)
+
+
+def algorithm_from_provenance(prov: dict[str, Any], model: Any = None) -> Any:
+    """The anonymizer a release's provenance (``meta["algorithm"]``) describes."""
+    from ..algorithms.base import make_algorithm
+    from ..models.registry import make_model
+
+    if not prov or "algorithm" not in prov:
+        raise ParameterError("the release records no algorithm: replay needs the provenance "
+                             "(algorithm, params, model)", parameter="release")
+    spec = model if model is not None else prov.get("model")
+    if spec is None:
+        raise ParameterError("the release records no privacy model", parameter="model")
+    mdl = make_model(spec) if isinstance(spec, (str, dict, list)) else spec
+    params = dict(prov.get("params") or {})
+    return make_algorithm(prov["algorithm"], model=mdl, **params)
+
+
+def replay_release(release: Any, knowledge: EncodedTable, *, worlds: int = 10_000, seed: int = 0,
+                   exact_limit: float = 1e6, sensitive_set: str | None = None,
+                   partition: Partition | None = None) -> AttackResult:
+    """Replay attack on a saved release: the algorithm from its provenance, the individuals'
+    QIs from ``knowledge`` (the original table, rows in the order the release was made
+    from; its SA marks the truly sensitive tuples). Groups of a bucketized release come
+    from its group-id column; a generalized release needs ``partition`` unless its classes
+    are the groups."""
+    algo = algorithm_from_provenance(release.meta.get("algorithm") or {}, release.meta.get("model"))
+    n = knowledge.n_rows
+    if partition is not None:
+        group = partition.group
+    else:
+        if release.n_published != n:
+            raise ParameterError(f"the release publishes {release.n_published} of {n} knowledge rows: "
+                                 "pass the partition to align them", parameter="knowledge")
+        cls, _ = release.classes()
+        group = np.asarray(cls, dtype=np.int64)
+    # the released SA multisets: from the release, placed on the knowledge rows
+    counts, dom = release.sa_counts()
+    kdom = knowledge.sa_domain
+    if [str(v) for v in dom.values] != [str(v) for v in kdom.values]:
+        raise ParameterError("the knowledge table's SA values differ from the release's", parameter="knowledge")
+    kc = knowledge.group_sa_counts(group, counts.shape[0])
+    if not np.array_equal(kc, counts):
+        raise ParameterError("the knowledge table's SA counts per released group differ from the release",
+                             parameter="knowledge")
+    return replay_attack(knowledge, group, algo, worlds=worlds, seed=seed, exact_limit=exact_limit,
+                         sensitive_set=sensitive_set)

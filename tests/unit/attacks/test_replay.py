@@ -1,0 +1,189 @@
+"""Replay adversary (attacks/replay.py) against brute force: on ≥ 1,000 random small tables
+every possible world is enumerated and re-run through the actual algorithm
+(``make_algorithm(...).partition``; RGG: every coin sequence), and the exact replay must
+agree to 1e-12; sampled replay must agree within 3 standard errors."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from openbook.algorithms.base import make_algorithm
+from openbook.algorithms.greedy import RandomizedGreedyGrouping
+from openbook.attacks.replay import _canonical, _with_sa, leaf_tables, replay_attack
+from openbook.data.table import EncodedTable
+from openbook.errors import OpenbookError, ParameterError
+from openbook.models.registry import make_model
+
+MODELS = ["l=2", "simple-l=2,set=s", "simple-l=3,set=s", "t=0.3", "entropy-l=1.5"]
+
+
+def _table(qi, sa, n_sa):
+    return EncodedTable.from_codes(qi_codes=np.asarray(qi), sa_codes=np.asarray(sa), sa_categories=np.arange(n_sa),
+                                   sensitive_sets={"s": [0]})
+
+
+class _Scripted(RandomizedGreedyGrouping):
+    """RGG whose coin flips follow a script (LookupError when the script runs out)."""
+
+    def __init__(self, script, **kw):
+        super().__init__(**kw)
+        self.script, self.used = list(script), 0
+
+    def _extend(self, rng):
+        if self.used >= len(self.script):
+            raise LookupError
+        self.used += 1
+        return self.script[self.used - 1]
+
+
+def _p_release(algo, t, ref) -> float:
+    """P(algorithm publishes grouping ``ref`` | world ``t``): 0/1, or over RGG's coin paths."""
+    if algo.name != "rgg":
+        return float(np.array_equal(_canonical(algo.partition(t).group), ref))
+    tot, stack = 0.0, [()]
+    while stack:
+        s = stack.pop()
+        a = _Scripted(s, model=algo.model, p=algo.p, order=algo.order, tail=algo.tail)
+        try:
+            part = a.partition(t)
+        except LookupError:
+            stack += [s + (True,), s + (False,)]
+            continue
+        if np.array_equal(_canonical(part.group), ref):
+            tot += float(np.prod([algo.p if c else 1 - algo.p for c in s]))
+    return tot
+
+
+def brute_force(algo, t, group, masks):
+    """Posterior of every row and target over every world, each re-run through ``algo``."""
+    ref = _canonical(group)
+    per = []
+    for g in range(group.max() + 1):
+        rows = np.flatnonzero(group == g)
+        per.append((rows, sorted(set(itertools.permutations(t.sa_codes[rows].tolist())))))
+    num = np.zeros((t.n_rows, masks.shape[0]))
+    den = 0.0
+    sa = np.empty(t.n_rows, dtype=np.int32)
+    for combo in itertools.product(*[p for _, p in per]):
+        for (rows, _), vals in zip(per, combo):
+            sa[rows] = vals
+        w = _p_release(algo, _with_sa(t, sa), ref)
+        den += w
+        num += w * masks[:, sa].T
+    return num / den
+
+
+def _random_case(rng, name):
+    n = int(rng.integers(4, 7))
+    n_sa = int(rng.integers(2, 4))
+    qi = rng.integers(0, 4, size=(n, 2))
+    sa = rng.integers(0, n_sa, size=n)
+    t = _table(qi, sa, n_sa)
+    kw = {}
+    if name == "gg":
+        kw["tail"] = "merge"
+    if name == "rgg":
+        kw["p"] = float(rng.choice([0.2, 0.5, 0.9]))
+    if name == "mondrian":
+        kw["strict"] = bool(rng.integers(2))
+    algo = make_algorithm(name, model=make_model(MODELS[int(rng.integers(len(MODELS)))]), **kw)
+    algo.seed = int(rng.integers(1000))
+    try:
+        part = algo.partition(t)
+    except OpenbookError:
+        return None
+    return t, algo, part, np.eye(n_sa, dtype=bool)
+
+
+@pytest.mark.parametrize("name,n_tables,seed", [("gg", 390, 1), ("sg", 260, 2), ("mondrian", 260, 3), ("rgg", 100, 4)])
+def test_exact_replay_matches_brute_force(name, n_tables, seed):
+    rng = np.random.default_rng(seed)
+    done = constrained = 0
+    while done < n_tables:
+        case = _random_case(rng, name)
+        if case is None:
+            continue
+        t, algo, part, masks = case
+        res = replay_attack(t, part.group, algo, targets=([str(i) for i in range(masks.shape[0])], masks))
+        bf = brute_force(algo, t, part.group, masks)
+        np.testing.assert_allclose(res.posterior, bf, rtol=0, atol=1e-12)
+        assert res.stderr.max() == 0.0  # small units are enumerated exactly
+        constrained += int(np.abs(bf - masks[:, t.sa_codes].T.astype(float)).max() > 0 and
+                           part.n_groups < t.n_rows)
+        done += 1
+    assert done == n_tables
+
+
+@pytest.mark.parametrize("name,seed", [("gg", 11), ("sg", 12), ("mondrian", 13), ("rgg", 14)])
+def test_sampled_replay_within_three_standard_errors(name, seed):
+    rng = np.random.default_rng(seed)
+    z = []
+    done = 0
+    while done < 12:
+        case = _random_case(rng, name)
+        if case is None:
+            continue
+        t, algo, part, masks = case
+        names = [str(i) for i in range(masks.shape[0])]
+        exact = replay_attack(t, part.group, algo, targets=(names, masks))
+        smp = replay_attack(t, part.group, algo, targets=(names, masks), worlds=3000, seed=int(seed + done),
+                            force_sample=True)
+        ok = ~np.isnan(smp.posterior)
+        assert ok.all()
+        # one estimate per (row's cell, target): rows of a cell share it
+        _, first = np.unique(np.round(np.c_[part.group, exact.posterior, smp.posterior], 12), axis=0,
+                             return_index=True)
+        d = np.abs(smp.posterior - exact.posterior)[first]
+        se = smp.stderr[first]
+        pos = se > 1e-12
+        z.extend((d[pos] / se[pos]).tolist())
+        assert np.all(d[~pos] < 1e-12)  # a zero standard error means every kept world agrees
+        done += 1
+    z = np.asarray(z)
+    assert z.size > 20
+    # |z| > 3 has probability 0.27 % per estimate: allow 2 %, never |z| > 5
+    assert (z > 3).mean() <= 0.02 and z.max() < 5
+
+
+def test_paper000_appendix_b_a_gg():
+    """App. B (a): GG with binary 2-diversity publishes {a,b,c,d} with two positives; the
+    adversary learns a and b are positive — with the paper's GG, which drops a last group
+    that fails (§4.1). With ``tail="merge"`` the world (-,-,+,+) also publishes the group
+    (its failing tail {c,d} is merged back): a and b are positive with probability 1/2."""
+    t = _table([[0], [1], [2], [3]], [0, 0, 1, 1], 2)  # value 0 = positive (set "s")
+    drop = make_algorithm("gg", model=make_model("simple-l=2,set=s"), tail="drop")
+    part = drop.partition(t)
+    assert part.n_groups == 1
+    res = replay_attack(t, part.group, drop)
+    np.testing.assert_allclose(res.posterior[:, 0], [1, 1, 0, 0], atol=1e-12)
+    merge = make_algorithm("gg", model=make_model("simple-l=2,set=s"), tail="merge")
+    res = replay_attack(t, merge.partition(t).group, merge)
+    np.testing.assert_allclose(res.posterior, brute_force(merge, t, part.group, np.array([[True, False]])),
+                               atol=1e-12)
+    np.testing.assert_allclose(res.posterior[:, 0], [0.5] * 4, atol=1e-12)  # (+,+|-,-) or (-,-|+,+)
+
+
+def test_leaf_tables_count_and_margins():
+    t = leaf_tables(np.array([3, 2, 2]), np.array([2, 3, 2]), 10**6)
+    assert np.all(t.sum(axis=2) == [3, 2, 2]) and np.all(t.sum(axis=1) == [2, 3, 2])
+    assert len({x.tobytes() for x in t}) == t.shape[0]
+    assert leaf_tables(np.array([3, 2, 2]), np.array([2, 3, 2]), 3) is None
+
+
+def test_seed_reproducible_and_bad_input():
+    rng = np.random.default_rng(5)
+    qi = rng.integers(0, 5, size=(40, 2))
+    sa = rng.integers(0, 3, size=40)
+    t = _table(qi, sa, 3)
+    algo = make_algorithm("gg", model=make_model("l=2"))
+    part = algo.partition(t)
+    a = replay_attack(t, part.group, algo, worlds=500, seed=3, force_sample=True)
+    b = replay_attack(t, part.group, algo, worlds=500, seed=3, force_sample=True)
+    np.testing.assert_array_equal(a.posterior, b.posterior)
+    with pytest.raises(ParameterError):
+        replay_attack(t, part.group, algo, worlds=0)
+    with pytest.raises(ParameterError):
+        replay_attack(t, part.group[:-1], algo)

@@ -1,0 +1,61 @@
+"""The HTML report: self-contained, every section present, the numbers the modules compute."""
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from openbook.attacks.baseline import baseline_attack
+from openbook.data.schema import Schema
+from openbook.data.table import encode
+from openbook.models import make_model
+from openbook.release import Partition, build_release
+from openbook.report.html import build_report, render_report, write_report
+from openbook.utility.metrics import release_utility
+
+
+def _release(small_frame):
+    schema = Schema.build(qi=["age:numeric", "zip", "sex"], sa="disease", identifiers=["name"])
+    t = encode(small_frame, schema)
+    part = Partition(np.repeat(np.arange(4), 3), 4)
+    return t, build_release(t, part, model=make_model("l=2"))
+
+
+def test_report_sections_and_numbers(small_frame, tmp_path):
+    t, rel = _release(small_frame)
+    attack = baseline_attack(rel)
+    s = attack.summary()
+    util = release_utility(rel, t)
+    page = build_report(rel, adversaries=["baseline"], table=t, n_queries=200)
+    for heading in ("Release", "Model check", "Adversary: baseline", "Worst groups", "Utility",
+                    "COUNT-query error", "Provenance"):
+        assert heading in page
+    assert f"{s.vulnerable_fraction:.2%}" in page
+    assert f"{util['information_loss']:.4g}" in page
+    assert page.count("<svg") >= 2  # the posterior histogram and the ARE chart
+    # self-contained: no external resource, no script
+    assert not re.search(r"""(src|href)\s*=\s*["']?https?:""", page)
+    assert "<script" not in page.lower()
+    out = write_report(tmp_path / "r.html", page)
+    assert out.read_text(encoding="utf-8") == page
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_report_without_original_or_adversary(small_frame):
+    _, rel = _release(small_frame)
+    page = render_report(rel)
+    assert "no adversary was run" in page and "give the original data" in page
+    assert "holds" in page  # the model check still runs from the sidecar's model
+
+
+def test_vulnerable_release_is_flagged(small_frame):
+    # a class with two equal diseases: the baseline posterior is 1 > 1/2
+    schema = Schema.build(qi=["age:numeric", "zip", "sex"], sa="disease", identifiers=["name"])
+    df = small_frame.copy()
+    df["disease"] = ["flu", "flu"] + list(df["disease"].iloc[2:])
+    t = encode(df, schema)
+    rel = build_release(t, Partition(np.array([0, 0] + [1] * 10), 2), model=None)
+    res = baseline_attack(rel, model=make_model("l=2"))
+    page = render_report(rel, attacks=[res])
+    assert 'class="bad"' in page
+    assert f"{res.summary().max_risk_multiple:.4g}" in page
