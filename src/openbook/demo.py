@@ -4,7 +4,8 @@ Loads Adult when its files are found (else the synthetic census table) and anony
 with the algorithms of paper 000 — GG, RGG, SG, Mondrian strict and relaxed, Anatomy and
 full-domain (lattice search, 2 % suppression budget) — under one ℓ-type model. Each release
 is verified, written and read back, audited by every adversary that is available (the
-baseline and the minimality adversary of paper 001 §4, plus any added to
+algorithm-replay adversary of paper 000 §5.1 where it applies, the exact-credibility
+minimality adversary of paper 001 §4, the baseline, plus any added to
 :data:`DEMO_ADVERSARIES`; an adversary whose module cannot be imported is skipped *and
 said so*), and measured for utility (information loss, paper 001 Def. 6; COUNT-query ARE,
 paper 000 §5.3). One table shows how much an adversary learns beside how much an analyst
@@ -47,8 +48,11 @@ DEMO_ALGORITHMS: list[tuple[str, str, dict[str, Any]]] = [
 
 
 def _minimality(release, table):
+    """Exact credibility (paper 001 §4) for the releases the replay adversary leaves out."""
     from .attacks.credibility import minimality_attack
 
+    if (release.meta.get("algorithm") or {}).get("algorithm") in REPLAY_ALGORITHMS:
+        return None
     return minimality_attack(release, table)
 
 
@@ -58,8 +62,25 @@ def _baseline(release, table):
     return baseline_attack(release)
 
 
-#: adversary label → (module that must import, function (release, table) -> AttackResult)
+#: algorithms whose bucketized groups the replay adversary re-runs in seconds on Adult (paper
+#: 000 §5.1); Mondrian's published classes can merge groups (equal labels) and full-domain
+#: search needs the generic world-by-world re-run, so the demo leaves them to the
+#: exact-credibility adversary of paper 001
+REPLAY_ALGORITHMS = {"gg", "rgg", "sg", "anatomy"}
+
+
+def _replay(release, table):
+    from .attacks.replay import replay_release
+
+    if (release.meta.get("algorithm") or {}).get("algorithm") not in REPLAY_ALGORITHMS:
+        return None
+    return replay_release(release, table, worlds=2000, seed=0)
+
+
+#: adversary label → (module that must import, function (release, table) -> AttackResult or
+#: None when it does not apply to this release)
 DEMO_ADVERSARIES: dict[str, tuple[str, Callable]] = {
+    "replay": ("openbook.attacks.replay", _replay),
     "minimality": ("openbook.attacks.credibility", _minimality),
     "baseline": ("openbook.attacks.baseline", _baseline),
 }
@@ -80,7 +101,7 @@ def available_adversaries() -> tuple[dict[str, Callable], dict[str, str]]:
 
 def run_demo(*, out_dir: Path, quiet: bool = False) -> dict[str, Any]:
     from .report.html import query_error_table, render_report, write_report
-    from .utility.metrics import release_utility, view_from_release
+    from .utility.metrics import utility_summary, view_from_release
     from .utility.queries import answer_all, make_workload, relative_errors
 
     t0 = time.perf_counter()
@@ -104,20 +125,27 @@ def run_demo(*, out_dir: Path, quiet: bool = False) -> dict[str, Any]:
         back = load_release(files[0])
         check = back.verify(model)
         results = {name: fn(back, table) for name, fn in adversaries.items()}
-        util = release_utility(back, table)
-        act, (est,) = answer_all(wl, table, [view_from_release(back, table)])
+        applied = {name: res for name, res in results.items() if res is not None}
+        view = view_from_release(back, table)  # built once: utility, ARE and the report share it
+        util = utility_summary(view, table)
+        act, (est,) = answer_all(wl, table, [view])
         err, _ = relative_errors(est, act)
         row: dict[str, Any] = {"algorithm": label, "kind": release.kind, "classes": util["n_classes"],
                                "suppressed": release.n_suppressed,
                                "verified on reload": f"{check.model} holds" if check.holds else "FAILS"}
-        for name, res in results.items():
-            s = res.summary()
-            row[f"{name} max risk x 1/l"] = round(float(s.max_risk_multiple), 3)
-            row[f"{name} vulnerable %"] = round(100 * float(s.vulnerable_fraction), 2)
+        # one column pair for the algorithm-aware adversary (replay where it applies, exact
+        # credibility elsewhere), one for the baseline that ignores the algorithm
+        for label_, names in (("aware", ("replay", "minimality")), ("baseline", ("baseline",))):
+            res = next((applied[n] for n in names if n in applied), None)
+            s = None if res is None else res.summary()
+            if label_ == "aware":
+                row["aware adversary"] = "–" if res is None else res.adversary
+            row[f"{label_} max risk x 1/l"] = float("nan") if s is None else round(float(s.max_risk_multiple), 3)
+            row[f"{label_} vulnerable %"] = float("nan") if s is None else round(100 * float(s.vulnerable_fraction), 2)
         row["information loss"] = round(float(util["information_loss"]), 4)
         row["ARE"] = round(float(err.mean()), 4)
-        page = render_report(back, attacks=list(results.values()), utility=util,
-                             queries=query_error_table(back, table, n=500),
+        page = render_report(back, attacks=list(applied.values()), utility=util,
+                             queries=query_error_table(back, table, n=500, view=view),
                              title=f"openbook demo: {label} on {ds.name}",
                              provenance={"command": "openbook demo", "dataset": ds.description})
         report = write_report(out_dir / "reports" / f"{slug}.html", page)
@@ -153,13 +181,13 @@ def _print(summary: dict[str, Any]) -> None:
                      justify="left" if c in ("algorithm", "kind") else "right")
     for r in rows:
         t.add_row(*[_cell(r[c]) for c in cols])
-    con = Console(width=max(Console().width, 132))
+    con = Console(width=max(Console().width, 150))
     con.print(t)
     con.print(f"verified on reload: {summary['verified on reload']}; reports in "
               f"{Path(rows[0]['report']).parent}; {summary['seconds']} s")
 
 
-_SHORT = {"information loss": "info loss", "suppressed": "supp.", "seconds": "s"}
+_SHORT = {"information loss": "info loss", "suppressed": "supp.", "seconds": "s", "aware adversary": "aware adv."}
 
 
 def _cell(v: Any) -> str:

@@ -71,14 +71,15 @@ def run_adversaries(release: Release, names: Sequence[str], table: EncodedTable 
 
 
 def query_error_table(release: Release, table: EncodedTable, *, n: int = 1000, seed: int = 0,
-                      settings: Sequence[tuple[int, float]] | None = None) -> list[dict[str, Any]]:
-    """ARE of the release on COUNT workloads (paper 000 §5.3) at a few (qd, sel) settings."""
+                      settings: Sequence[tuple[int, float]] | None = None, view: Any = None) -> list[dict[str, Any]]:
+    """ARE of the release on COUNT workloads (paper 000 §5.3) at a few (qd, sel) settings
+    (``view``: the release's published-class view, when the caller already built it)."""
     from ..utility.metrics import view_from_release
     from ..utility.queries import answer_all, make_workload, relative_errors
 
     d = len(table.qi_names)
     settings = settings or sorted({(min(2, d), 0.05), (d, 0.05), (min(2, d), 0.2)})
-    view = view_from_release(release, table)
+    view = view if view is not None else view_from_release(release, table)
     rows = []
     for i, (qd, sel) in enumerate(settings):
         wl = make_workload(table, n=n, qd=qd, sel=sel, seed=[seed, i])
