@@ -1,4 +1,4 @@
-"""``openbook`` command line: ``datasets | check | anonymize | experiment | report | demo``.
+"""``openbook`` command line: ``datasets | check | anonymize | audit | registry | experiment | report | demo``.
 
 Bad input gets one line on stderr and exit code 2, never a traceback and never a partial
 output file (DESIGN.md). Options shared by several subcommands are defined once
@@ -578,7 +578,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("release", help="the release (its data file, .json sidecar or database file)")
     rp.add_argument("--original", metavar="DATA", help="the original table (for utility, query error, minimality)")
     _input_options(rp)
-    rp.add_argument("--adversary", default="baseline", help="comma-separated adversaries (baseline, minimality)")
+    rp.add_argument("--adversary", default="baseline", help="comma-separated adversaries (baseline, minimality, replay)")
     rp.add_argument("--queries", type=int, default=1000, help="COUNT queries per setting (default 1000)")
     rp.add_argument("--seed", type=int, default=0)
     rp.add_argument("-o", "--output", default="report.html", help="the HTML file (default report.html)")

@@ -52,10 +52,20 @@ def _minimality(release: Release, table: EncodedTable | None) -> Any:
     return minimality_attack(release, table)
 
 
+def _replay(release: Release, table: EncodedTable | None) -> Any:
+    """Algorithm replay (paper 000 §5.1), 2,000 sampled worlds per unit beyond exact reach."""
+    from ..attacks.replay import replay_release
+
+    if table is None:
+        raise ParameterError("the replay adversary needs the original table (--original)", parameter="original")
+    return replay_release(release, table, worlds=2000, seed=0)
+
+
 #: ``--adversary`` names → ``(release, original table or None) -> AttackResult``
 REPORT_ADVERSARIES: dict[str, Callable[[Release, EncodedTable | None], Any]] = {
     "baseline": _baseline,
     "minimality": _minimality,
+    "replay": _replay,
 }
 
 

@@ -59,3 +59,17 @@ def test_vulnerable_release_is_flagged(small_frame):
     page = render_report(rel, attacks=[res])
     assert 'class="bad"' in page
     assert f"{res.summary().max_risk_multiple:.4g}" in page
+
+
+def test_report_with_the_replay_adversary(small_frame):
+    """The algorithm-aware adversary's section appears with its own numbers."""
+    from openbook.algorithms import make_algorithm
+    from openbook.attacks.replay import replay_release
+
+    schema = Schema.build(qi=["age:numeric", "zip", "sex"], sa="disease", identifiers=["name"])
+    t = encode(small_frame, schema)
+    rel = make_algorithm("gg", model=make_model("l=2")).anonymize(t)
+    s = replay_release(rel, t, worlds=2000, seed=0).summary()
+    page = build_report(rel, adversaries=["baseline", "replay"], table=t, n_queries=50)
+    assert "Adversary: replay" in page and "Adversary: baseline" in page
+    assert f"{s.vulnerable_fraction:.2%}" in page
