@@ -112,21 +112,135 @@ def _pick(F, lo, hi, r, rr):  # pragma: no cover - compiled
 
 
 # ---------------------------------------------------------------------------------------
-# certifying a group: proven bounds first, the exact DP when they do not decide
+# certifying a group: proven bounds first, an exact DP when they do not decide
 # ---------------------------------------------------------------------------------------
 @njit(cache=True)
-def _single_x_bounds(P, idx_rows, sa_rows, x):  # pragma: no cover - compiled
-    """Lower and upper bound of ``max_{A, j} p_A(t_j : x)`` for a group in which ``x``
-    occurs exactly once (an ART group). With ``R_j`` the multiset permanent of the other
-    tuples and the other values ``M'``,
+def _row_types(rows_s):  # pragma: no cover - compiled
+    """Distinct stacked-probability rows of one attribute set and how many tuples share
+    each (tuples with the same A-signature have identical ``p(s_A : ·)``)."""
+    types = np.unique(rows_s)
+    cnt = np.zeros(types.size, np.int64)
+    for j in range(rows_s.size):
+        cnt[np.searchsorted(types, rows_s[j])] += 1
+    return types, cnt
 
-        p(t_j : x) = 1 / (1 + Σ_{u≠j} (W[u,x] / W[j,x]) · R_u / R_j),
 
-    and expanding ``R_u`` along row ``j`` and ``R_j`` along row ``u`` (the same remaining
-    tuples ``C``) gives ``R_u / R_j = Σ_v W[j,v] c_v / Σ_v W[u,v] c_v`` with ``c_v >= 0``,
-    hence ``min_v W[j,v]/W[u,v] <= R_u/R_j <= max_v W[j,v]/W[u,v]`` over the distinct
-    values ``v`` of ``M'`` (a mediant bound). Exact when ``M'`` holds one distinct value,
-    and ratio 1 for tuples with the same signature."""
+@njit(cache=True)
+def _type_bounds(P, types, cnt, vals, x):  # pragma: no cover - compiled
+    """Lower and upper bound of ``max_j p_A(t_j : x)`` for one attribute set, for a group in
+    which ``x`` occurs exactly once and ``vals`` are the other (distinct) values. With
+    ``R_j`` the multiset permanent of the other tuples and values,
+
+        p(t_j : x) = 1 / (1 + Σ_{u≠j} (W[u,x] / W[j,x]) · R_u / R_j);
+
+    expanding ``R_u`` along row ``j`` and ``R_j`` along row ``u`` (the same remaining
+    tuples) gives ``R_u / R_j = Σ_v W[j,v] c_v / Σ_v W[u,v] c_v`` with ``c_v >= 0``, hence
+    ``min_v W[j,v]/W[u,v] <= R_u/R_j <= max_v W[j,v]/W[u,v]`` (a mediant bound). The ratio
+    is 1 for two tuples of the same type; the bounds are exact when ``vals`` has one value."""
+    T = types.size
+    lo_best = 0.0
+    hi_best = 0.0
+    for j in range(T):
+        rj = types[j]
+        wj = P[rj, x]
+        if wj <= 0.0:
+            continue
+        acc_lo = (cnt[j] - 1) * wj  # Σ with the smallest ratios -> upper bound of p
+        acc_hi = acc_lo  # Σ with the largest ratios -> lower bound of p
+        for u in range(T):
+            if u == j:
+                continue
+            ru = types[u]
+            wu = P[ru, x]
+            if wu <= 0.0:
+                continue
+            rmin = np.inf
+            rmax = 0.0
+            for v in vals:
+                a = P[ru, v]
+                b = P[rj, v]
+                if a > 0.0:
+                    q = b / a
+                    if q < rmin:
+                        rmin = q
+                    if q > rmax:
+                        rmax = q
+                elif b > 0.0:
+                    rmax = np.inf
+            acc_lo += cnt[u] * wu * rmin
+            acc_hi += cnt[u] * wu * rmax
+        ub = wj / (wj + acc_lo) if acc_lo < np.inf else 0.0
+        lb = wj / (wj + acc_hi) if acc_hi < np.inf else 0.0
+        if ub > hi_best:
+            hi_best = ub
+        if lb > lo_best:
+            lo_best = lb
+    return lo_best, hi_best
+
+
+@njit(cache=True)
+def _row_type_posterior(P, types, cnt, colseq, x):  # pragma: no cover - compiled
+    """Exact ``max_j p(t_j : x)`` for a group holding ``x`` once, by a DP over how many
+    tuples of each *row type* are used (``Π (n_a + 1)`` states; cheap when the A-group's
+    tuples share few A-signatures). ``x`` is assigned first, then the other values in the
+    order ``colseq``; ``B[k]`` is the (normalised) weight of assigning the remaining values
+    to the unused tuples: ``B[k] = Σ_a (n_a - k_a)/(N - |k|) · W[a, col] · B[k + e_a]`` with
+    each column's weights scaled to maximum 1 (constants per level cancel in the ratio).
+    Then ``p(t : x) = W[a,x] B[e_a] / Σ_b n_b W[b,x] B[e_b]`` for a tuple of type ``a``.
+    Returns -1.0 when every world has weight 0 or the weights underflow."""
+    T = types.size
+    N = 0
+    for a in range(T):
+        N += cnt[a]
+    stride = np.empty(T, np.int64)
+    S = 1
+    for a in range(T):
+        stride[a] = S
+        S *= cnt[a] + 1
+    ncol = colseq.size
+    scale = np.ones(ncol)
+    for c in range(ncol):
+        mx = 0.0
+        for a in range(T):
+            w = P[types[a], colseq[c]]
+            if w > mx:
+                mx = w
+        if mx > 0.0:
+            scale[c] = 1.0 / mx
+    B = np.zeros(S)
+    B[S - 1] = 1.0
+    digits = np.empty(T, np.int64)
+    for c in range(S - 2, 0, -1):
+        rem = c
+        lv = 0
+        for a in range(T - 1, -1, -1):
+            digits[a] = rem // stride[a]
+            rem -= digits[a] * stride[a]
+            lv += digits[a]
+        col = colseq[lv - 1]
+        acc = 0.0
+        for a in range(T):
+            free = cnt[a] - digits[a]
+            if free > 0:
+                acc += free * P[types[a], col] * B[c + stride[a]]
+        B[c] = acc * scale[lv - 1] / (N - lv)
+    Z = 0.0
+    for a in range(T):
+        Z += cnt[a] * P[types[a], x] * B[stride[a]]
+    if not (Z > 0.0) or not np.isfinite(Z):
+        return -1.0
+    best = 0.0
+    for a in range(T):
+        p = P[types[a], x] * B[stride[a]] / Z
+        if p > best:
+            best = p
+    return best
+
+
+@njit(cache=True)
+def _certify_kernel(P, idx_rows, sa_rows, x, thr, max_states):  # pragma: no cover - compiled
+    """Verdict for ``max_{A,j} p_A(t_j : x) <= thr`` (1 yes, 0 no, -1 undecided) and the
+    number of attribute sets decided by the bounds and by an exact DP."""
     n_sets, N = idx_rows.shape
     K = P.shape[1]
     present = np.zeros(K, np.bool_)
@@ -134,100 +248,89 @@ def _single_x_bounds(P, idx_rows, sa_rows, x):  # pragma: no cover - compiled
         if sa_rows[j] != x:
             present[sa_rows[j]] = True
     vals = np.flatnonzero(present)
-    lo_best = 0.0
-    hi_best = 0.0
+    # the other values: distinct ids, multiplicities, and the column order of the row DP
+    allv = np.empty(vals.size + 1, np.int64)
+    allv[:vals.size] = vals
+    allv[vals.size] = x
+    allv.sort()
+    mult = np.zeros(allv.size, np.int64)
+    colseq = np.empty(N - 1, np.int64)
+    q = 0
+    for j in range(N):
+        mult[np.searchsorted(allv, sa_rows[j])] += 1
+    for k in range(allv.size):
+        if allv[k] != x:
+            for _ in range(mult[k]):
+                colseq[q] = allv[k]
+                q += 1
+    target = np.searchsorted(allv, x)
+    s_col = 1.0
+    for k in range(allv.size):
+        s_col *= mult[k] + 1
+    n_bound = 0
+    n_exact = 0
+    undecided = False
+    W = np.empty((N, allv.size))
+    out = np.empty((N, allv.size))
     for s in range(n_sets):
-        for j in range(N):
-            rj = idx_rows[s, j]
-            wj = P[rj, x]
-            if wj <= 0.0:
+        types, cnt = _row_types(idx_rows[s])
+        lb, ub = _type_bounds(P, types, cnt, vals, x)
+        if ub <= thr:
+            n_bound += 1
+            continue
+        if lb > thr:
+            return 0, n_bound + 1, n_exact
+        s_row = 1.0
+        for a in range(types.size):
+            s_row *= cnt[a] + 1
+        cost_row = s_row * types.size
+        cost_col = s_col * allv.size
+        if min(s_row, s_col) > max_states:
+            undecided = True
+            continue
+        n_exact += 1
+        if cost_row <= cost_col:
+            w = _row_type_posterior(P, types, cnt, colseq, x)
+            if w < 0.0:
+                undecided = True
                 continue
-            acc_lo = 0.0  # Σ with the smallest ratios -> upper bound of p
-            acc_hi = 0.0  # Σ with the largest ratios -> lower bound of p
-            for u in range(N):
-                if u == j:
-                    continue
-                ru = idx_rows[s, u]
-                wu = P[ru, x]
-                if wu <= 0.0:
-                    continue
-                if ru == rj:
-                    acc_lo += wu
-                    acc_hi += wu
-                    continue
-                rmin = np.inf
-                rmax = 0.0
-                for v in vals:
-                    a = P[ru, v]
-                    b = P[rj, v]
-                    if a > 0.0:
-                        q = b / a
-                        if q < rmin:
-                            rmin = q
-                        if q > rmax:
-                            rmax = q
-                    elif b > 0.0:
-                        rmax = np.inf
-                acc_lo += wu * rmin
-                acc_hi += wu * rmax
-            ub = wj / (wj + acc_lo) if acc_lo < np.inf else 0.0
-            lb = wj / (wj + acc_hi) if acc_hi < np.inf else 0.0
-            if ub > hi_best:
-                hi_best = ub
-            if lb > lo_best:
-                lo_best = lb
-    return lo_best, hi_best
-
-
-@njit(cache=True)
-def _worst_posterior(P, idx_rows, vals, mult, target, stop):  # pragma: no cover - compiled
-    """Largest ``p(t_j : vals[target])`` over all attribute sets (exact DP) for one group
-    whose rows have stacked-probability indices ``idx_rows`` (n_sets, N); returns as soon
-    as it exceeds ``stop``."""
-    n_sets, N = idx_rows.shape
-    K = mult.size
-    W = np.empty((N, K))
-    out = np.empty((N, K))
-    best = 0.0
-    for s in range(n_sets):
-        for j in range(N):
-            for k in range(K):
-                W[j, k] = P[idx_rows[s, j], vals[k]]
-        _multiset_posteriors(W, mult, out)
-        for j in range(N):
-            if out[j, target] > best:
-                best = out[j, target]
-        if best > stop:
-            return best
-    return best
+        else:
+            for j in range(N):
+                for k in range(allv.size):
+                    W[j, k] = P[idx_rows[s, j], allv[k]]
+            if _multiset_posteriors(W, mult, out) == -np.inf:
+                undecided = True
+                continue
+            w = 0.0
+            for j in range(N):
+                if out[j, target] > w:
+                    w = out[j, target]
+        if w > thr:
+            return 0, n_bound, n_exact
+    if undecided:
+        return -1, n_bound, n_exact
+    return 1, n_bound, n_exact
 
 
 def certify_group(P: np.ndarray, idx: np.ndarray, sa: np.ndarray, rows: np.ndarray, x: int, r: float,
-                  max_states: int = DEFAULT_MAX_STATES) -> tuple[bool | None, str, float]:
-    """Decide ``max_{A,t} p(t:x) <= 1/r`` for the group ``rows`` holding ``x`` once.
+                  max_states: int = DEFAULT_MAX_STATES) -> tuple[bool | None, str]:
+    """Decide ``max_{A,t} p(t:x) <= 1/r`` (every attribute set of the stacked knowledge
+    ``P, idx``) for the group ``rows`` holding ``x`` exactly once (an ART group).
 
-    Returns ``(verdict, method, value)``: ``verdict`` True (r-robust for ``x``), False
-    (some posterior exceeds ``1/r``) or None (undecided: the proven bounds straddle ``1/r``
-    and the exact DP would need more than ``max_states`` states). ``method`` is ``"bound"``
-    (the mediant bounds of :func:`_single_x_bounds` decided) or ``"exact"`` (the DP over
-    multiplicity vectors, :mod:`openbook.attacks.permanent`). Never a sampler."""
+    Per attribute set: the proven mediant bounds of :func:`_type_bounds` first; when they
+    straddle ``1/r``, the exact posterior by the cheaper of two DPs — over multiplicity
+    vectors of the values (:mod:`openbook.attacks.permanent`) or over used counts of the
+    tuples' row types (:func:`_row_type_posterior`) — if it fits ``max_states`` states.
+    Returns ``(verdict, method)``: True (r-robust for ``x``), False (some posterior exceeds
+    ``1/r``) or None (undecided: bounds straddle and both DPs are too large); ``method`` is
+    ``"bound"`` when no DP was needed, else ``"exact"``. Never a sampler."""
     rows = np.asarray(rows, dtype=np.int64)
-    sr = sa[rows].astype(np.int64)
+    sr = np.ascontiguousarray(sa[rows], dtype=np.int64)
     if int((sr == x).sum()) != 1:
         raise ParameterError(f"certify_group needs x={x} exactly once in the group", parameter="x", value=x)
-    thr = 1.0 / r + 1e-12
-    ir = np.ascontiguousarray(idx[:, rows])
-    lb, ub = _single_x_bounds(P, ir, sr, int(x))
-    if ub <= thr:
-        return True, "bound", float(ub)
-    if lb > thr:
-        return False, "bound", float(lb)
-    vals, inv = np.unique(sr, return_inverse=True)
-    mult = np.bincount(inv).astype(np.int64)
-    if n_states(mult) > max_states:
-        return None, "bound", float(ub)
-    w = float(_worst_posterior(P, ir, vals.astype(np.int64), mult, int(np.searchsorted(vals, x)), thr))
-    return w <= thr, "exact", w
+    verdict, _, n_exact = _certify_kernel(P, np.ascontiguousarray(idx[:, rows]), sr, int(x), 1.0 / r + 1e-12,
+                                          float(max_states))
+    return (None if verdict < 0 else bool(verdict)), ("exact" if n_exact else "bound")
 
 
 def group_worst_posterior(P: np.ndarray, idx: np.ndarray, sa: np.ndarray, rows: np.ndarray, x: int,
@@ -457,14 +560,17 @@ class ART(Anonymizer):
                 if base == 0:
                     base = len(members)
                 stats["checks"] += 1
-                verdict, method, _ = certify_group(P, idx, sa, np.asarray(members, dtype=np.int64), x, r,
+                verdict, method = certify_group(P, idx, sa, np.asarray(members, dtype=np.int64), x, r,
                                                    max_states=self.max_states)
                 if verdict:
                     stats[method] += 1
                     stats["exact_extra"] += len(members) - base
                     return members, used, True
                 undecided = verdict is None
-                floor = float(max(len(members) + 1, math.ceil(self.growth * len(members))))
+                # rejected: grow by ``growth``; undecided (bounds straddle, DPs too large):
+                # grow faster, a larger group rarely becomes decidable
+                factor = self.growth if not undecided else max(self.growth, 1.5)
+                floor = float(max(len(members) + 1, math.ceil(factor * len(members))))
                 need = floor
             av = index.avail(cand)
             while not (av > 0).any():

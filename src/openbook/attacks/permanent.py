@@ -145,6 +145,108 @@ def _multiset_posteriors(W, mult, out):  # pragma: no cover - compiled
     return np.log(Z) + log_scale
 
 
+@njit(cache=True)
+def _row_type_posteriors(W, cnt, mult, out):  # pragma: no cover - compiled
+    """Exact posteriors by a DP over *row types* (tuples with identical probability rows,
+    e.g. the same A-signature): ``W`` is ``(T, K)`` over types and the group's distinct
+    values, ``cnt`` the tuples per type, ``mult`` the multiplicities; ``out[a, v]`` gets
+    ``p(t : v)`` for each tuple ``t`` of type ``a``. The values' copies are assigned in a
+    fixed order; a state is the vector ``k`` of used tuples per type (``Π (cnt_a + 1)``
+    states, few when the group's tuples share few signatures). Forward ``F`` and backward
+    ``B`` weights carry, per level, the factor ``(free tuples of a)/(free tuples)`` and the
+    column's weights scaled to maximum 1 (constant per level: cancels in the ratio).
+    Returns False when every world has weight 0 (or the weights underflow)."""
+    T, K = W.shape
+    N = 0
+    for a in range(T):
+        N += cnt[a]
+    colseq = np.empty(N, np.int64)
+    q = 0
+    for v in range(K):
+        for _ in range(mult[v]):
+            colseq[q] = v
+            q += 1
+    scale = np.ones(K)
+    for v in range(K):
+        mx = 0.0
+        for a in range(T):
+            if W[a, v] > mx:
+                mx = W[a, v]
+        if mx > 0.0:
+            scale[v] = 1.0 / mx
+    stride = np.empty(T, np.int64)
+    S = 1
+    for a in range(T):
+        stride[a] = S
+        S *= cnt[a] + 1
+    F = np.zeros(S)
+    B = np.zeros(S)
+    lvl = np.zeros(S, np.int64)
+    digits = np.zeros(T, np.int64)
+    F[0] = 1.0
+    for c in range(S):
+        lv = 0
+        for a in range(T):
+            lv += digits[a]
+        lvl[c] = lv
+        if c > 0:
+            col = colseq[lv - 1]
+            acc = 0.0
+            for a in range(T):
+                if digits[a] > 0:
+                    acc += F[c - stride[a]] * (cnt[a] - digits[a] + 1) * W[a, col]
+            F[c] = acc * scale[col] / (N - lv + 1)
+        for a in range(T):
+            digits[a] += 1
+            if digits[a] <= cnt[a]:
+                break
+            digits[a] = 0
+    Z = F[S - 1]
+    out[:, :] = 0.0
+    if not (Z > 0.0) or not np.isfinite(Z):
+        out[:, :] = np.nan
+        return False
+    B[S - 1] = 1.0
+    for c in range(S - 2, -1, -1):
+        rem = c
+        for a in range(T - 1, -1, -1):
+            digits[a] = rem // stride[a]
+            rem -= digits[a] * stride[a]
+        lv = lvl[c]
+        col = colseq[lv]
+        f = scale[col] / (N - lv)
+        acc = 0.0
+        for a in range(T):
+            free = cnt[a] - digits[a]
+            if free > 0:
+                term = free * W[a, col] * f * B[c + stride[a]]
+                acc += term
+                out[a, col] += F[c] * term
+        B[c] = acc
+    for a in range(T):
+        for v in range(K):
+            out[a, v] /= Z * cnt[a]
+    return True
+
+
+def row_type_posteriors(W: np.ndarray, mult: np.ndarray, *, max_states: int | None = None) -> np.ndarray:
+    """``(N, K)`` posteriors like :func:`exact_posteriors`, by the DP over row types
+    (identical rows of ``W`` are one type): ``Π (n_a + 1)`` states for ``n_a`` tuples per
+    distinct row. Exact; cheaper than the value DP when the tuples share few distinct rows."""
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    mult = np.ascontiguousarray(mult, dtype=np.int64)
+    _check_group(W, mult)
+    types, inv = np.unique(W, axis=0, return_inverse=True)
+    cnt = np.bincount(inv.ravel()).astype(np.int64)
+    s = n_states(cnt)
+    if max_states is not None and s > max_states:
+        raise ParameterError(f"group needs {s} row-type DP states, above max_states={max_states}",
+                             parameter="max_states", value=max_states)
+    out = np.empty((types.shape[0], W.shape[1]))
+    _row_type_posteriors(np.ascontiguousarray(types), cnt, mult, out)
+    return out[inv.ravel()]
+
+
 def exact_posteriors(W: np.ndarray, mult: np.ndarray, *, max_states: int | None = None) -> np.ndarray:
     """``(N, K)`` matrix of ``p(t_j : v)`` for a group with probability matrix ``W``
     (``W[j, v] = p(s_j : v)`` over the group's distinct values) and multiplicities ``mult``.

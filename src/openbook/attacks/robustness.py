@@ -11,8 +11,11 @@ measure 3), the posterior of the whole sensitive set (``set_posterior``) beside 
 measure 4: the greatest probability deviation ``Δ`` (Def. 4-5) per A-group, attribute set
 and sensitive value, averaged as in §5, with Theorem 1's ``Δ_max`` (eq. 4) beside it.
 
-Groups whose DP would need more than ``max_states`` states are estimated by the Metropolis
-sampler (its stated bound is reported); ``methods`` counts the groups per method.
+Groups whose value DP would need more than ``max_states`` states are computed, per attribute
+set, by the exact DP over the tuples' row types (A-signatures, ``Π (n_a + 1)`` states) when
+that fits, else estimated by the Metropolis sampler (its stated bound is reported);
+``methods`` counts the groups per method (``exact_row_types``: every set exact that way;
+``mcmc``: at least one set sampled).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from numba import njit, prange
 
 from ..errors import DataError, ParameterError
 from .background import Knowledge
-from .permanent import DEFAULT_MAX_STATES, _multiset_posteriors, sampled_posteriors
+from .permanent import DEFAULT_MAX_STATES, _multiset_posteriors, _row_type_posteriors, n_states, sampled_posteriors
 
 
 # ---------------------------------------------------------------------------------------
@@ -243,26 +246,36 @@ def audit_groups(knowledge: Knowledge, qi_codes: np.ndarray, sa_codes: np.ndarra
     _audit_kernel(P, idx, sa, order.astype(np.int64), starts, sens, float(max_states), post, post_set, arg, method)
     mcmc_bound = 0.0
     big = np.flatnonzero(method == 2)
-    for gi in big.tolist():  # sampled groups (rare): Python loop over groups and sets
+    for gi in big.tolist():  # groups too large for the value DP (rare): Python loop over groups and sets
         rows = order[starts[gi]:starts[gi + 1]]
         vals, inv = np.unique(sa[rows], return_inverse=True)
         mult = np.bincount(inv)
         sv = sens[vals]
+        all_exact = True
         for s in range(idx.shape[0]):
-            W = P[idx[s, rows]][:, vals]
-            res = sampled_posteriors(W, mult, seed=[seed, gi, s], **({**AUDIT_SAMPLER, **(sampler or {})}))
-            est = res.estimate
+            types, tinv = np.unique(idx[s, rows], return_inverse=True)
+            cnt = np.bincount(tinv).astype(np.int64)
+            if n_states(cnt) <= max_states:  # exact: DP over the tuples' row types (A-signatures)
+                out = np.empty((types.size, vals.size))
+                _row_type_posteriors(np.ascontiguousarray(P[types][:, vals]), cnt, mult.astype(np.int64), out)
+                est = out[tinv]
+            else:
+                res = sampled_posteriors(P[idx[s, rows]][:, vals], mult, seed=[seed, gi, s],
+                                         **({**AUDIT_SAMPLER, **(sampler or {})}))
+                est = res.estimate
+                mcmc_bound = max(mcmc_bound, float(res.bound[:, sv].max()))
+                all_exact = False
             best = est[:, sv].max(axis=1)
             tot = est[:, sv].sum(axis=1)
             upd = best > post[rows]
             arg[rows[upd]] = s
             post[rows] = np.maximum(post[rows], best)
             post_set[rows] = np.maximum(post_set[rows], tot)
-            mcmc_bound = max(mcmc_bound, float(res.bound[:, sv].max()))
+        method[gi] = 3 if all_exact else 2
     post[group < 0] = np.nan
     post_set[group < 0] = np.nan
     methods = {"no_sensitive_value": int((method == 0).sum()), "exact": int((method == 1).sum()),
-               "mcmc": int((method == 2).sum())}
+               "exact_row_types": int((method == 3).sum()), "mcmc": int((method == 2).sum())}
     rep = RobustnessReport(r=float(r), posterior=np.nan_to_num(post, nan=0.0), set_posterior=np.nan_to_num(post_set),
                            worst_set=arg, sensitive=sens[sa] & (group >= 0), group=group,
                            set_names=knowledge.set_names(), methods=methods, mcmc_bound=mcmc_bound)

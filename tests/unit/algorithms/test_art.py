@@ -61,3 +61,66 @@ def test_parameters_checked():
     with pytest.raises(ParameterError):
         make_algorithm("art", model=make_model("l=3")).partition(tab)  # no sensitive set
     assert float(delta_max(3, 2, 0.1)) == pytest.approx(0.0474, abs=5e-5)
+
+
+def test_scalar_n_o_kernels_match_min_group_size():
+    """The numba N'_o used in ART's inner loop is eq. 5 exactly as ``min_group_size``."""
+    from openbook.algorithms.art import _need, _pick
+    from openbook.attacks.robustness import min_group_size
+
+    rng = np.random.default_rng(11)
+    for r in (2.0, 3.5, 10.0):
+        rr = float(np.ceil(r - 1e-12))
+        for _ in range(300):
+            hi = rng.random(5) * rng.choice([0.05, 0.5, 1.0])
+            lo = hi * rng.random(5) * (rng.random(5) < 0.9)
+            same = rng.random(5) < 0.2
+            lo[same] = hi[same]  # Δ = 0 on some attribute sets
+            hi[rng.random(5) < 0.05] = 1.0  # f_max = 1
+            want = float(min_group_size(hi - lo, hi, r).max())
+            assert _need(lo, hi, r, rr) == want
+        F = rng.random((40, 5)) * 0.2
+        lo, hi = np.full(5, 0.05), np.full(5, 0.08)
+        i = _pick(F, lo, hi, 10.0, 10.0)
+        needs = np.array([min_group_size(np.maximum(hi, f) - np.minimum(lo, f), np.maximum(hi, f), 10.0).max()
+                          for f in F])
+        D = (np.maximum(F - hi, 0) + np.maximum(lo - F, 0)).sum(axis=1)
+        best = np.flatnonzero(needs == needs.min())
+        assert i == best[np.argmin(D[best])]
+
+
+def test_certify_group_bounds_bracket_exact_and_verdict_is_exact():
+    """The mediant bounds bracket the exact worst posterior (brute force by the value DP) on
+    random groups holding x once, and ``certify_group``'s verdict equals the exact one."""
+    from openbook.algorithms.art import _row_types, _type_bounds, certify_group
+    from openbook.attacks.permanent import exact_posteriors
+
+    rng = np.random.default_rng(5)
+    K_all, n_rows, n_sets = 6, 12, 3
+    n_checked = 0
+    for _ in range(400):
+        P = rng.random((n_rows, K_all)) * (rng.random((n_rows, K_all)) > 0.15) + 1e-3 * (rng.random() < 0.5)
+        N = int(rng.integers(2, 8))
+        idx = rng.integers(0, rng.integers(1, n_rows + 1), size=(n_sets, N))
+        x = 0
+        sa = np.concatenate([[x], rng.integers(1, int(rng.integers(2, K_all + 1)), N - 1)])
+        worst = 0.0
+        for s in range(n_sets):
+            vals, inv = np.unique(sa, return_inverse=True)
+            W = P[idx[s]][:, vals]
+            e = exact_posteriors(W, np.bincount(inv))
+            if np.isnan(e).any():
+                worst = np.nan
+                break
+            ex = float(e[:, 0].max())
+            types, cnt = _row_types(idx[s])
+            lb, ub = _type_bounds(P, types, cnt, np.unique(sa[1:]), x)
+            assert lb <= ex + 1e-9 and ex <= ub + 1e-9
+            worst = max(worst, ex)
+        if np.isnan(worst):
+            continue
+        n_checked += 1
+        for r in (1.5, 2.0, 3.0, 5.0):
+            verdict, _ = certify_group(P, idx, sa, np.arange(N), x, r)
+            assert verdict == (worst <= 1.0 / r + 1e-12)
+    assert n_checked >= 300

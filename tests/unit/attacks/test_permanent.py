@@ -105,3 +105,29 @@ def test_group_posteriors_switches_method():
     assert method == "exact" and bound is None
     p2, method2, bound2 = group_posteriors(W, mult, max_states=10, seed=1)
     assert method2 == "mcmc" and (np.abs(p2 - p) <= bound2).all()
+
+
+def test_row_type_dp_equals_brute_force_with_repeated_rows_and_values():
+    """The DP over row types (identical rows of W = tuples sharing an A-signature) is exact:
+    equal to brute-force enumeration on random groups with repeated rows and values."""
+    from openbook.attacks.permanent import row_type_posteriors
+
+    rng = np.random.default_rng(7)
+    worst, n_done = 0.0, 0
+    for _ in range(1500):
+        N = int(rng.integers(1, 8))
+        W0, mult = _random_group(rng, N)
+        T = int(rng.integers(1, N + 1))
+        W = W0[rng.integers(0, T, N)]  # T distinct rows at most, repeated
+        with np.errstate(invalid="ignore"):
+            b = brute_force(W, mult)
+        a = row_type_posteriors(W, mult)
+        if not np.isfinite(b).all():
+            assert np.isnan(a).all()
+            continue
+        worst = max(worst, float(np.abs(a - b).max()))
+        n_done += 1
+    assert n_done >= 1000
+    assert worst <= 1e-9
+    with pytest.raises(ParameterError):
+        row_type_posteriors(rng.random((6, 2)), np.array([3, 3]), max_states=10)
