@@ -77,11 +77,15 @@ def test_ours_is_index_proof(generalized_adult):
 
 
 def test_raw_adult_levels_agree(adult_dir, tmp_path):
+    """Raw (ungeneralized) Adult on three QIs: pyCANON is slow per class, so fewer QIs keep
+    this test short; the 7-QI raw table is compared in bench/bench_check.py."""
     ds = load_dataset("adult", path=adult_dir)
-    table = ds.encode()
+    qi = ["workclass", "race", "sex"]
+    table = encode(ds.frame, Schema.build(qi=qi, sa="occupation"))
     path = tmp_path / "raw.csv"
-    ds.frame[[*table.qi_names, table.sa_name]].to_csv(path, index=False)
+    ds.frame[[*qi, "occupation"]].to_csv(path, index=False)
     cls, n = group_ids(table.qi_codes)
     ours = compute_levels(table.group_sa_counts(cls, n), table.sa_domain)
-    peer = run_peer("pycanon", PEER, str(path), ",".join(table.qi_names), table.sa_name)
-    assert (ours["k"], ours["distinct_l"]) == (peer["k"], peer["l"]) == (1, 1)
+    peer = run_peer("pycanon", PEER, str(path), ",".join(qi), "occupation")
+    assert (ours["k"], ours["distinct_l"]) == (peer["k"], peer["l"])
+    assert math.floor(ours["entropy_l"] + 1e-12) == peer["entropy_l"]
