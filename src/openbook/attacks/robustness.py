@@ -71,6 +71,11 @@ def min_group_size(delta: Any, f_max: Any, r: float) -> np.ndarray:
 
 #: Metropolis budget per (group, attribute set) in the audit (stated bound ~0.02 at p ~ 0.05)
 AUDIT_SAMPLER = {"n_chains": 2, "n_batches": 10, "batch_sweeps": 300, "n_burn": 200}
+#: groups larger than this that no exact DP fits are reported *unresolved* (posterior NaN,
+#: counted in ``methods["unresolved"]`` and never counted as safe): the swap chain needs
+#: O(N) moves per sweep and its start assignment an N×N matrix (a 45,222-row group asked
+#: for 15 GB)
+AUDIT_MAX_SAMPLED_ROWS = 5000
 
 
 # ---------------------------------------------------------------------------------------
@@ -154,6 +159,12 @@ class RobustnessReport:
     #: False when the tuple-level SA is unknown (a bucketized release audited without the
     #: original SA): ``sensitive`` then only has the right count per group
     sensitive_exact: bool = True
+    #: tuples of groups too large for any exact method or the sampler (posterior NaN)
+    unresolved: np.ndarray | None = None
+
+    @property
+    def n_unresolved(self) -> int:
+        return 0 if self.unresolved is None else int(self.unresolved.sum())
 
     @property
     def problematic(self) -> np.ndarray:
@@ -168,22 +179,23 @@ class RobustnessReport:
         """Proportion of problematic tuples among the sensitive tuples (§5, measure 3): the
         fraction of sensitive tuples that are problematic when the tuple-level SA is known,
         else the count ratio ``n_problematic / n_sensitive``."""
-        s = self.sensitive
+        s = self.sensitive if self.unresolved is None else self.sensitive & ~self.unresolved
         if not s.any():
-            return 0.0
+            return float("nan") if self.n_unresolved else 0.0
         if self.sensitive_exact:
             return float(self.problematic[s].mean())
         return self.n_problematic / int(s.sum())
 
     @property
     def robust(self) -> bool:
-        return self.n_problematic == 0
+        """No problematic tuple, and none left unresolved (unknown is not safe)."""
+        return self.n_problematic == 0 and self.n_unresolved == 0
 
     def to_dict(self) -> dict[str, Any]:
         worst = int(np.argmax(self.posterior)) if self.posterior.size else -1
         return {
             "adversary": "background (worst-case QI-based distribution, paper 003)",
-            "r": self.r, "robust": self.robust,
+            "r": self.r, "robust": self.robust, "n_unresolved": self.n_unresolved,
             "max_posterior": float(self.posterior.max(initial=0.0)),
             "max_set_posterior": float(self.set_posterior.max(initial=0.0)),
             "worst_attribute_set": self.set_names[self.worst_set[worst]] if worst >= 0 and self.worst_set[worst] >= 0
@@ -245,9 +257,14 @@ def audit_groups(knowledge: Knowledge, qi_codes: np.ndarray, sa_codes: np.ndarra
     method = np.zeros(uniq_g.size, dtype=np.int64)
     _audit_kernel(P, idx, sa, order.astype(np.int64), starts, sens, float(max_states), post, post_set, arg, method)
     mcmc_bound = 0.0
+    unresolved = np.zeros(n, dtype=bool)
     big = np.flatnonzero(method == 2)
     for gi in big.tolist():  # groups too large for the value DP (rare): Python loop over groups and sets
         rows = order[starts[gi]:starts[gi + 1]]
+        if rows.size > AUDIT_MAX_SAMPLED_ROWS:
+            unresolved[rows] = True
+            method[gi] = 4
+            continue
         vals, inv = np.unique(sa[rows], return_inverse=True)
         mult = np.bincount(inv)
         sv = sens[vals]
@@ -275,10 +292,15 @@ def audit_groups(knowledge: Knowledge, qi_codes: np.ndarray, sa_codes: np.ndarra
     post[group < 0] = np.nan
     post_set[group < 0] = np.nan
     methods = {"no_sensitive_value": int((method == 0).sum()), "exact": int((method == 1).sum()),
-               "exact_row_types": int((method == 3).sum()), "mcmc": int((method == 2).sum())}
-    rep = RobustnessReport(r=float(r), posterior=np.nan_to_num(post, nan=0.0), set_posterior=np.nan_to_num(post_set),
+               "exact_row_types": int((method == 3).sum()), "mcmc": int((method == 2).sum()),
+               "unresolved": int((method == 4).sum())}
+    post, post_set = np.nan_to_num(post, nan=0.0), np.nan_to_num(post_set)
+    post[unresolved] = np.nan
+    post_set[unresolved] = np.nan
+    rep = RobustnessReport(r=float(r), posterior=post, set_posterior=post_set,
                            worst_set=arg, sensitive=sens[sa] & (group >= 0), group=group,
-                           set_names=knowledge.set_names(), methods=methods, mcmc_bound=mcmc_bound)
+                           set_names=knowledge.set_names(), methods=methods, mcmc_bound=mcmc_bound,
+                           unresolved=unresolved)
     if with_delta:
         rep.delta = delta_summary(knowledge, P, idx, sa, group, r=r, sensitive=sens)
     return rep

@@ -90,3 +90,19 @@ def test_delta_max_limits_and_errors():
         audit_groups(kn, tab.qi_codes, tab.sa_codes, np.zeros(tab.n_rows, int), r=1)
     with pytest.raises(ParameterError):
         audit_groups(kn, tab.qi_codes, tab.sa_codes, np.zeros(tab.n_rows, int), r=2, sensitive=["nope"])
+
+
+def test_groups_beyond_every_method_are_unresolved_not_safe(monkeypatch):
+    """A group no exact DP fits and too large for the sampler is reported unresolved: NaN
+    posteriors, counted, and the release is not called robust."""
+    import openbook.attacks.robustness as rob
+
+    tab = _table()
+    kn = mine_knowledge(tab, min_support=5)
+    group = np.arange(tab.n_rows) % 4  # 4 groups of 30
+    sens = tab.sa_domain.sensitive_mask("sx")
+    monkeypatch.setattr(rob, "AUDIT_MAX_SAMPLED_ROWS", 20)
+    rep = audit_groups(kn, tab.qi_codes, tab.sa_codes, group, r=2, sensitive=sens, max_states=10)
+    assert rep.methods["unresolved"] == 4 and rep.methods["mcmc"] == 0
+    assert rep.n_unresolved == tab.n_rows and np.isnan(rep.posterior).all()
+    assert not rep.robust and np.isnan(rep.problematic_fraction)
