@@ -58,7 +58,7 @@ import numpy as np
 import pandas as pd
 
 from ..data.table import EncodedColumn, EncodedTable
-from ..errors import ParameterError, VerificationError
+from ..errors import OpenbookError, ParameterError, VerificationError
 from ..release import Partition
 from .base import AttackResult, model_l
 from .replay_kernels import gg_final_likelihood, sample_cell_counts
@@ -67,6 +67,8 @@ from .replay_kernels import gg_final_likelihood, sample_cell_counts
 NO_INFORMATION = ("anatomy", "base-ana", "full-domain")
 #: chunk of (world × checked group) rows per model call
 _CHUNK_ROWS = 400_000
+#: largest total transition work (states × increments × values) of an exact GG chain (~1 s)
+_CHAIN_WORK = 3e7
 
 
 @dataclass
@@ -90,6 +92,9 @@ class Unit:
     chain: Callable[[int, np.ndarray], np.ndarray] | None = None
     #: SA values the model looks at one by one (the rest are lumped; single-leaf units only)
     set_mask: np.ndarray | None = None
+    #: hashable description of the likelihood given the cells (``None``: never cached) —
+    #: two units with equal keys, cell sizes and class counts have the same exact posterior
+    key: Any = None
 
     @property
     def n_cells(self) -> int:
@@ -207,7 +212,9 @@ def _classes(unit: Unit, target_masks: np.ndarray) -> tuple[np.ndarray, np.ndarr
         sv = vals[unit.set_mask[vals]]
         ov = vals[~unit.set_mask[vals]]
         if ov.size > 1:
-            rep = np.concatenate([sv, ov[:1]])
+            # the lump's representative: the first value outside the set (canonical, so
+            # that units differing only in how the lump splits share a cached result)
+            rep = np.concatenate([sv, np.flatnonzero(~unit.set_mask)[:1]])
             other = lc[:, ov].sum(axis=1, keepdims=True)
             K = np.concatenate([lc[:, sv], other], axis=1)
             share = lc[:, ov] / np.maximum(other, 1)  # (n_leaves, n_other)
@@ -218,7 +225,7 @@ def _classes(unit: Unit, target_masks: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int,
-               exact_limit: float = 1e6, force_sample: bool = False) -> UnitResult:
+               exact_limit: float = 1e6, force_sample: bool = False, cache: dict | None = None) -> UnitResult:
     """Posterior per cell and target of one unit: exact (forward-backward over a GG chain,
     or enumerated contingency tables) when at most ``exact_limit`` states / worlds, else
     sampled (module docstring)."""
@@ -229,26 +236,22 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int,
         leaf_freq = K / K.sum(axis=1, keepdims=True)
         post = np.einsum("cv,cvt->ct", leaf_freq[unit.cell_leaf], tm[unit.cell_leaf])
         return UnitResult(post, np.zeros_like(post), True, 1.0, 1.0, True)
-    if not force_sample and unit.chain is not None:
-        res = _chain_dp(unit, K[0], size.astype(np.int64), rep, n_sa, tm[0], int(exact_limit))
-        if res is not None:
-            return res
-    # exact when the contingency tables (never more than the worlds) are few enough
-    # (memory: at most ~2·10^7 table entries at once)
-    cap = int(min(exact_limit, 2e7 // max(1, unit.n_cells * K.shape[1])))
-    enum = None if force_sample else _unit_tables(unit, K, cap)
-    if enum is not None:
-        tabs, logw = enum
-        lik = _likelihood_chunked(unit, tabs, rep, n_sa)
-        w = np.exp(logw - logw.max()) * lik
-        tot = w.sum()
-        if not tot > 0:
-            nan = np.full((unit.n_cells, tm.shape[2]), np.nan)
-            return UnitResult(nan, nan.copy(), True, float(tabs.shape[0]), 0.0, False)
-        x = np.einsum("ncv,cvt->nct", tabs.astype(np.float64), tm[unit.cell_leaf])
-        post = np.einsum("n,nct->ct", w, x) / tot / size[:, None]
-        share = float(tot / np.exp(logw - logw.max()).sum())
-        return UnitResult(post, np.zeros_like(post), True, float(tabs.shape[0]), share, True)
+    if not force_sample:
+        key = None
+        if cache is not None and unit.key is not None:
+            key = (unit.key, unit.cell_size.tobytes(), unit.cell_leaf.tobytes(), K.shape,
+                   np.ascontiguousarray(K, dtype=np.int64).tobytes(), rep.tobytes())
+            hit = cache.get(key)
+        else:
+            hit = None
+        ex = hit if hit is not None else _solve_exact(unit, K, rep, n_sa, size, exact_limit)
+        if ex is not None:
+            if key is not None and hit is None:
+                cache[key] = ex
+            post_cls, n_worlds, share, consistent = ex
+            post = np.einsum("cv,cvt->ct", post_cls, tm[unit.cell_leaf])
+            se = np.zeros_like(post) if consistent else post.copy()
+            return UnitResult(post, se, True, n_worlds, share, consistent)
     # sampled
     n_cls = rep.size
     order = np.argsort(unit.cell_leaf[unit.cell], kind="stable")
@@ -271,6 +274,32 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int,
     se = np.sqrt(np.einsum("w,wct->ct", lik ** 2, (x - post[None]) ** 2)) / tot
     ess = float(tot ** 2 / (lik ** 2).sum())
     return UnitResult(post, se, False, float(worlds), ess, True)
+
+
+def _solve_exact(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, size: np.ndarray,
+                 exact_limit: float) -> tuple[np.ndarray, float, float, bool] | None:
+    """Exact class-level posterior ``(n_cells, n_cls)`` (expected class count per cell /
+    cell size), the number of states or tables, the accepted weight share and whether some
+    world is consistent; ``None`` when too large to enumerate."""
+    if unit.chain is not None:
+        res = _chain_dp(unit, K[0], size.astype(np.int64), rep, n_sa, int(exact_limit))
+        if res is not None:
+            return res
+    # exact when the contingency tables (never more than the worlds) are few enough
+    # (memory: at most ~2·10^7 table entries at once)
+    cap = int(min(exact_limit, 2e7 // max(1, unit.n_cells * K.shape[1])))
+    enum = _unit_tables(unit, K, cap)
+    if enum is None:
+        return None
+    tabs, logw = enum
+    lik = _likelihood_chunked(unit, tabs, rep, n_sa)
+    w = np.exp(logw - logw.max()) * lik
+    tot = w.sum()
+    if not tot > 0:
+        return np.full((unit.n_cells, K.shape[1]), np.nan), float(tabs.shape[0]), 0.0, False
+    post_cls = np.einsum("n,ncv->cv", w, tabs.astype(np.float64)) / tot / size[:, None]
+    share = float(tot / np.exp(logw - logw.max()).sum())
+    return post_cls, float(tabs.shape[0]), share, True
 
 
 def _log_worlds(K: np.ndarray) -> float:
@@ -309,14 +338,25 @@ def _prefix_states(total: int, prefix: int, K: np.ndarray, limit: int) -> np.nda
     return None if t is None else t[:, 0, :].astype(np.int64)
 
 
-def _chain_dp(unit: Unit, K: np.ndarray, sizes: np.ndarray, rep: np.ndarray, n_sa: int, tm: np.ndarray,
-              limit: int) -> UnitResult | None:
+def _chain_dp(unit: Unit, K: np.ndarray, sizes: np.ndarray, rep: np.ndarray, n_sa: int,
+              limit: int) -> tuple[np.ndarray, float, float, bool] | None:
     """Exact posterior per bucket of a GG/RGG group by forward-backward over the prefix
     count vectors (the likelihood is a product of per-prefix factors); ``None`` when a
     layer has more than ``limit`` states."""
     K = np.asarray(K, dtype=np.int64)
     B = sizes.size
     total = int(K.sum())
+    # number of prefix count vectors with each sum (coefficients of prod_v (1 + x + … + x^K_v)):
+    # give up before building anything when a layer or a transition would be too large
+    poly = np.ones(1)
+    for k in K:
+        poly = np.convolve(poly, np.ones(int(k) + 1))
+    pref = np.cumsum(sizes)
+    if poly[pref].max(initial=0.0) > limit:
+        return None
+    work = poly[np.concatenate([[0], pref[:-1]])] * poly[sizes] * K.size
+    if np.any(work > 2e7) or work.sum() > _CHAIN_WORK:  # memory of one transition; total time
+        return None
     radix = np.concatenate([[1], np.cumprod(K[:-1] + 1)]).astype(np.int64)
     layers = [np.zeros((1, K.size), dtype=np.int64)]
     P = 0
@@ -352,8 +392,7 @@ def _chain_dp(unit: Unit, K: np.ndarray, sizes: np.ndarray, rep: np.ndarray, n_s
         a = np.bincount(i1, weights=alpha[j][i0] * w, minlength=layers[j + 1].shape[0]) * fac[j]
         m = a.max(initial=0.0)
         if not m > 0:
-            nan = np.full((unit.n_cells, tm.shape[1]), np.nan)
-            return UnitResult(nan, nan.copy(), True, float(sum(L.shape[0] for L in layers)), 0.0, False)
+            return np.full((unit.n_cells, K.size), np.nan), float(sum(L.shape[0] for L in layers)), 0.0, False
         alpha.append(a / m)
     beta = [None] * (B + 1)
     beta[B] = np.ones(layers[B].shape[0])
@@ -369,9 +408,8 @@ def _chain_dp(unit: Unit, K: np.ndarray, sizes: np.ndarray, rep: np.ndarray, n_s
         w = np.exp(logw - logw.max()) if logw.size else logw
         q = alpha[j][i0] * w * fac[j][i1] * beta[j + 1][i1]
         post_cls[j] = (q[:, None] * d).sum(axis=0) / q.sum() / sizes[j]
-    post = post_cls @ tm
     n_states = float(sum(L.shape[0] for L in layers))
-    return UnitResult(post, np.zeros_like(post), True, n_states, 1.0, True)
+    return post_cls, n_states, 1.0, True
 
 
 # =======================================================================================
@@ -424,7 +462,7 @@ def _gg_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.nda
         is_end = b == nb - 1
         lik = _gg_lik(model, domain, p, B, final=is_end and merge, followed=not is_end)
         units.append(Unit(rows, cell, np.zeros(B, dtype=np.int64), gcounts[g:g + 1], lik["likelihood"], algo.name,
-                          chain=lik.get("chain"), set_mask=smask))
+                          chain=lik.get("chain"), set_mask=smask, key=lik.get("key")))
     return units
 
 
@@ -442,7 +480,7 @@ def _gg_lik(model: Any, domain: Any, p: float, B: int, *, final: bool, followed:
             H = np.zeros((W, B, B), dtype=np.bool_)
             H[:, i, j] = _holds(model, domain, P[:, j + 1] - P[:, i])
             return gg_final_likelihood(H, p, B)
-        return {"likelihood": lik_final}
+        return {"likelihood": lik_final, "key": ("gg-final", B, p)}
     if B == 1:
         return {"likelihood": None}  # one bucket: every world gives the same (verified) group
     stop = (1.0 - p) if followed else 1.0
@@ -450,7 +488,7 @@ def _gg_lik(model: Any, domain: Any, p: float, B: int, *, final: bool, followed:
     def chain(j: int, prefix_counts: np.ndarray) -> np.ndarray:
         H = _holds(model, domain, prefix_counts)
         return np.where(H, p, 1.0) if j < B - 1 else H * stop
-    return {"likelihood": None, "chain": chain}
+    return {"likelihood": None, "chain": chain, "key": ("gg-chain", B, stop, p)}
 
 
 def set_only_mask(model: Any, domain: Any) -> np.ndarray | None:
@@ -499,7 +537,7 @@ def _sg_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.nda
             cell = (np.arange(lo, hi) >= mid).astype(np.int64)
             units.append(Unit(rows, cell, np.zeros(2, dtype=np.int64), gcounts[g:g + 1],
                               _split_refused(model, domain, [(np.array([0]), np.array([1]))]), "sg",
-                              set_mask=set_only_mask(model, domain)))
+                              set_mask=set_only_mask(model, domain), key=("split", ((0,), (1,)))))
             continue
         if hi - lo < 2:
             raise VerificationError("sg: the released groups are not the leaves of an even-split tree")
@@ -558,6 +596,126 @@ def mondrian_candidate_cuts(table: EncodedTable, rows: np.ndarray, *, strict: bo
     return [np.asarray(c[0]) > 0 for c in rec.calls[0::2]]
 
 
+def _mondrian_walk(model: Any, domain: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray,
+                   strict: bool, categorical: str, parent: np.ndarray,
+                   find: Callable[[int], int]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Rebuild the Mondrian tree of the release top-down, breadth-first over all nodes of a
+    level at once, with Mondrian's own kernels (``mondrian._ranges``, ``_Dims.widths``,
+    ``_plan``, ``_apply``) — the same cuts, in the same order, as
+    :func:`mondrian_candidate_cuts` (one probe per node), without a probe per node. Returns
+    the refused cuts that straddle released groups, ``(rows of the node, left mask)``, and
+    unites (``parent``) the groups of an inner node with such a cut."""
+    from ..algorithms.mondrian import _apply, _Dims, _plan, _ranges
+    from ..algorithms.ordering import size_floor
+    from .replay_kernels import cut_left_masks
+
+    n = table.n_rows
+    n_groups = gcounts.shape[0]
+    gsize = gcounts.sum(axis=1)
+    dims = _Dims(table, categorical)
+    d = dims.d
+    X = dims.matrix(table)
+    G = group.astype(np.int64).copy()          # permuted with X (plays the SA in _plan/_apply)
+    rows_p = np.arange(n, dtype=np.int64)
+    floor = max(1, size_floor(model))
+    use_hier = bool(dims.hier.any() and strict)
+    constraints: list[tuple[np.ndarray, np.ndarray]] = []
+    lo = np.array([0], dtype=np.int64)
+    hi = np.array([n], dtype=np.int64)
+    gnode = np.full(n_groups, -1, dtype=np.int64)
+    zeros_sa = np.zeros(n, dtype=np.int32)
+    while lo.size:
+        r = hi - lo
+        # per-segment min/max group (segments are increasing, not necessarily adjacent)
+        bnd = np.stack([lo, hi], axis=1).ravel()
+        Gx = np.append(G, 0)
+        gmin = np.minimum.reduceat(Gx, bnd)[0::2]
+        gmax = np.maximum.reduceat(Gx, bnd)[0::2]
+        pure = gmin == gmax
+        bad = pure & (gsize[gmin] != r)
+        if bad.any():
+            raise VerificationError("mondrian: a released group is not a node of the Mondrian tree")
+        splittable = np.flatnonzero(r >= max(2, 2 * floor))
+        if np.any(~pure[np.setdiff1d(np.arange(lo.size), splittable)]):
+            raise VerificationError("mondrian: the released groups are not the leaves of a Mondrian tree "
+                                    "(no allowable cut reproduces them)")
+        chosen = np.full(lo.size, -1, dtype=np.int64)
+        mv = np.zeros(lo.size, dtype=np.int64)
+        tv = np.zeros(lo.size, dtype=np.int64)
+        nlv = np.zeros(lo.size, dtype=np.int64)
+        if splittable.size:
+            mn, mx, nd = _ranges(X, lo[splittable], hi[splittable], dims.distinct, dims.cmax_distinct)
+            w, lvl = dims.widths(mn, mx, nd)
+            rank = np.argsort(-w, axis=1, kind="stable")
+            undecided = np.ones(splittable.size, dtype=bool)
+            for a in range(d):
+                dj = rank[:, a]
+                idx = np.flatnonzero(undecided & (w[np.arange(w.shape[0]), dj] > 0))
+                if idx.size == 0:
+                    break
+                dsel = dj[idx]
+                hl = lvl[idx, dsel] if use_hier else np.zeros(idx.size, dtype=np.int64)
+                hl = np.where(dims.hier[dsel], hl, 0) if use_hier else hl
+                nodes = splittable[idx]
+                valid, mval, tval, nleft, _, _ = _plan(X, zeros_sa, lo[nodes], hi[nodes], dsel,
+                                                       mn[idx, dsel], mx[idx, dsel], hl, dims.hanc, strict, 1)
+                vi = np.flatnonzero(valid)
+                if vi.size == 0:
+                    continue
+                vn = nodes[vi]
+                left = cut_left_masks(X, lo[vn], hi[vn], dsel[vi], mval[vi], tval[vi])
+                starts = np.concatenate([[0], np.cumsum(r[vn])])
+                seg = np.repeat(np.arange(vi.size), r[vn])
+                pos = lo[vn][seg] + (np.arange(starts[-1]) - starts[seg])
+                g = G[pos]
+                gnode[g] = seg
+                lc = np.bincount(g, weights=left, minlength=n_groups)
+                ug = np.unique(g)
+                strad = (lc[ug] > 0) & (lc[ug] < gsize[ug])
+                node_strad = np.bincount(gnode[ug], weights=strad, minlength=vi.size) > 0
+                # whole cuts of inner nodes: allowable iff both sides hold (known counts)
+                whole = np.flatnonzero(~node_strad)
+                acc_local = np.zeros(vi.size, dtype=bool)
+                if whole.size:
+                    gl = ug[lc[ug] >= gsize[ug]]
+                    gr = ug[lc[ug] <= 0]
+                    L = np.zeros((vi.size, gcounts.shape[1]), dtype=np.int64)
+                    R = np.zeros_like(L)
+                    np.add.at(L, gnode[gl], gcounts[gl])
+                    np.add.at(R, gnode[gr], gcounts[gr])
+                    ok = _holds(model, domain, np.stack([L[whole], R[whole]], axis=1)).all(axis=1)
+                    acc_local[whole[ok]] = True
+                # straddling cuts tried before the accepted one were refused: constraints
+                for k in np.flatnonzero(node_strad):
+                    i = vn[k]
+                    constraints.append((rows_p[lo[i]:hi[i]].copy(), left[starts[k]:starts[k + 1]].copy()))
+                    if not pure[i]:
+                        gi = np.unique(G[lo[i]:hi[i]])
+                        a0 = find(int(gi[0]))
+                        for gg in gi[1:]:
+                            b0 = find(int(gg))
+                            if b0 != a0:
+                                parent[b0] = a0
+                acc = vi[acc_local]
+                an = nodes[acc]
+                chosen[an] = dsel[acc]
+                mv[an], tv[an], nlv[an] = mval[acc], tval[acc], nleft[acc]
+                undecided[idx[acc]] = False
+                if not undecided.any():
+                    break
+        cut = np.flatnonzero(chosen >= 0)
+        if np.any(~pure & (chosen < 0)):
+            raise VerificationError("mondrian: the released groups are not the leaves of a Mondrian tree "
+                                    "(no allowable cut reproduces them)")
+        if cut.size == 0:
+            break
+        _apply(X, G, rows_p, lo[cut], hi[cut], chosen[cut], mv[cut], tv[cut])
+        mid = lo[cut] + nlv[cut]
+        lo = np.stack([lo[cut], mid], axis=1).ravel()
+        hi = np.stack([mid, hi[cut]], axis=1).ravel()
+    return constraints
+
+
 def _mondrian_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray) -> list[Unit]:
     model, domain = algo.model, table.sa_domain
     smask = set_only_mask(model, domain)
@@ -575,38 +733,7 @@ def _mondrian_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: 
             x = parent[x]
         return x
 
-    constraints: list[tuple[np.ndarray, np.ndarray]] = []  # (rows of the node, left mask)
-    stack = [np.arange(table.n_rows, dtype=np.int64)]
-    while stack:
-        rows = stack.pop()
-        gs = group[rows]
-        present = np.unique(gs)
-        cands = mondrian_candidate_cuts(table, rows, strict=strict, categorical=categorical, model=model)
-        if present.size == 1:
-            if gsize[present[0]] != rows.size:
-                raise VerificationError("mondrian: a released group is not a node of the Mondrian tree")
-            constraints.extend((rows, m) for m in cands)
-            continue
-        accepted = None
-        for m in cands:
-            lg = np.bincount(gs[m], minlength=n_groups)
-            rg = np.bincount(gs[~m], minlength=n_groups)
-            whole = not np.any((lg > 0) & (rg > 0))
-            if whole:
-                lc = gcounts[lg > 0].sum(axis=0)
-                rc = gcounts[rg > 0].sum(axis=0)
-                if _holds(model, domain, np.stack([lc, rc])).all():
-                    accepted = m
-                    break
-                continue  # refused whatever the world: no information
-            constraints.append((rows, m))
-            for g in present[1:]:
-                a, b = find(int(present[0])), find(int(g))
-                parent[b] = a
-        if accepted is None:
-            raise VerificationError("mondrian: the released groups are not the leaves of a Mondrian tree "
-                                    "(no allowable cut reproduces them)")
-        stack.extend([rows[~accepted], rows[accepted]])
+    constraints = _mondrian_walk(model, domain, table, group, gcounts, strict, categorical, parent, find)
     roots = np.array([find(g) for g in range(n_groups)])
     # assign constraints to units; atoms = rows with the same (group, side of every cut)
     by_unit: dict[int, list[tuple[np.ndarray, np.ndarray]]] = {}
@@ -648,8 +775,9 @@ def _mondrian_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: 
             side_of_atom = np.full(n_atoms, -1, dtype=np.int64)
             side_of_atom[atom] = s
             cuts.append((np.flatnonzero(side_of_atom == 1), np.flatnonzero(side_of_atom == 0)))
+        ckey = ("split", tuple((tuple(a.tolist()), tuple(b.tolist())) for a, b in cuts))
         units.append(Unit(rows, atom.astype(np.int64), cell_leaf, gcounts[members],
-                          _split_refused(model, domain, cuts), "mondrian", set_mask=smask))
+                          _split_refused(model, domain, cuts), "mondrian", set_mask=smask, key=ckey))
     return units
 
 
@@ -672,7 +800,7 @@ def _rerun_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.
             t = _with_sa(table, sa)
             try:
                 part = algo.partition(t)
-            except Exception:  # noqa: BLE001 - an infeasible world cannot produce the release
+            except OpenbookError:  # an infeasible world cannot produce the release
                 continue
             out[w] = float(np.array_equal(_canonical(part.group), ref))
         return out
@@ -760,7 +888,8 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
     n_sa = domain.n_values
     n_groups = int(group.max()) + 1 if group.size else 0
     gcounts = table.group_sa_counts(group, n_groups)
-    units = replay_units(algorithm, table, group, gcounts)
+    units = _merge_constant_units(replay_units(algorithm, table, group, gcounts))
+    cache: dict = {}
     post = np.full((table.n_rows, len(names)), np.nan)
     se = np.zeros((table.n_rows, len(names)))
     unresolved = np.zeros(table.n_rows, dtype=bool)
@@ -769,7 +898,7 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
     n_exact = n_sampled = 0
     for ui, u in enumerate(units):
         r = solve_unit(u, masks, worlds=worlds, seed=int(seeds[ui]), exact_limit=exact_limit,
-                       force_sample=force_sample)
+                       force_sample=force_sample, cache=cache)
         if u.likelihood is not None or u.chain is not None:
             n_exact += int(r.exact)
             n_sampled += int(not r.exact)
@@ -797,6 +926,22 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
                "worlds_per_unit": int(worlds), "exact_limit": float(exact_limit),
                "elapsed_s": round(time.perf_counter() - t0, 3)},
     )
+
+
+def _merge_constant_units(units: list[Unit]) -> list[Unit]:
+    """Units whose likelihood is constant (no world excluded) merged into one: their
+    posterior is the leaf frequency, computed for all of them at once."""
+    const = [u for u in units if u.likelihood is None and u.chain is None]
+    if len(const) < 2:
+        return units
+    rest = [u for u in units if not (u.likelihood is None and u.chain is None)]
+    cell_off = np.cumsum([0] + [u.n_cells for u in const])
+    leaf_off = np.cumsum([0] + [u.leaf_counts.shape[0] for u in const])
+    merged = Unit(np.concatenate([u.rows for u in const]),
+                  np.concatenate([u.cell + cell_off[i] for i, u in enumerate(const)]).astype(np.int64),
+                  np.concatenate([u.cell_leaf + leaf_off[i] for i, u in enumerate(const)]).astype(np.int64),
+                  np.concatenate([u.leaf_counts for u in const]), None, const[0].kind)
+    return [merged] + rest
 
 
 def _jsonable(d: dict) -> dict:

@@ -95,3 +95,30 @@ def gg_final_likelihood(H, p, n_buckets):  # pragma: no cover - compiled
                 total += a
         out[w] = total
     return out
+
+
+@njit(cache=True)
+def cut_left_masks(X, lo, hi, dim, mval, tval):  # pragma: no cover - compiled
+    """Left-child indicator of every position of the segments ``[lo[i], hi[i])`` (concatenated
+    in segment order) for the cut ``(dim[i], mval[i], tval[i])`` — the rule of
+    ``mondrian._apply``/``mondrian_cut``: ``v < m``, or ``v == m`` among the first ``t`` such
+    positions in the segment's order."""
+    tot = 0
+    for i in range(lo.size):
+        tot += hi[i] - lo[i]
+    out = np.zeros(tot, np.bool_)
+    k = 0
+    for i in range(lo.size):
+        j = dim[i]
+        m = mval[i]
+        t = tval[i]
+        seen = 0
+        for q in range(lo[i], hi[i]):
+            v = X[q, j]
+            if v < m:
+                out[k] = True
+            elif v == m and seen < t:
+                seen += 1
+                out[k] = True
+            k += 1
+    return out
