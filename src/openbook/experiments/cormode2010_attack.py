@@ -18,14 +18,13 @@ the distance ``½ Σ |posterior - table distribution|`` exceeds ``t`` (sampled r
 
 from __future__ import annotations
 
-from ..errors import OpenbookError
-
 from math import e
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..errors import OpenbookError
 from ..algorithms.base import make_algorithm
 from ..attacks.closed_forms import theorem5_bound
 from ..attacks.replay import replay_attack
