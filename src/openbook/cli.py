@@ -182,7 +182,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 # anonymize
 # ---------------------------------------------------------------------------------------
 def anonymize_from_args(args: argparse.Namespace):
-    from .pipeline import algorithm_from, load_input, model_from
+    from .pipeline import algorithm_from, anonymize_skewed, load_input, model_from
 
     cfg = _config(args)
     if args.model:
@@ -207,31 +207,10 @@ def anonymize_from_args(args: argparse.Namespace):
     algo = algorithm_from(cfg, model)
     skew = getattr(args, "skew", None)
     if skew and skew != "none":
-        return cfg, _anonymize_skewed(table, model, algo, skew, cfg)
+        return cfg, anonymize_skewed(table, model, algo, skew=skew, seed=cfg.algorithm.get("seed"),
+                                     kind=cfg.output.get("kind"))
     release = algo.anonymize(table, kind=cfg.output.get("kind"))
     return cfg, release
-
-
-def _anonymize_skewed(table, model, algo, skew: str, cfg):
-    """``--skew``: restore ℓ-eligibility first (paper 004), then run the anonymizer on the
-    kept rows; withheld rows are group -1 of the final partition, so n_input = n_published +
-    n_suppressed still holds."""
-    import numpy as np
-
-    from .algorithms.suppression import l_for_model, restore_eligibility
-    from .release import Partition, build_release
-
-    step = restore_eligibility(table.sa_codes, l_for_model(model), method=skew, seed=cfg.algorithm.get("seed"),
-                               n_values=table.columns[table.sa_name].n_values)
-    part = algo.partition(table.take(step.kept_rows))
-    group = np.full(table.n_rows, -1, dtype=np.int64)
-    group[step.kept_rows] = part.group
-    prov = {**part.provenance, "skew": step.provenance()}
-    full = Partition(group, part.n_groups, provenance=prov, extra=part.extra)
-    release = build_release(table, full, model=model, kind=cfg.output.get("kind") or algo.release_kind,
-                            levels=algo.release_levels())
-    release.meta["skew"] = step.provenance()
-    return release
 
 
 def cmd_anonymize(args: argparse.Namespace) -> int:

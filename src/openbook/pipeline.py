@@ -113,3 +113,27 @@ def algorithm_from(cfg: RunConfig, model: Any) -> Any:
     a = dict(cfg.algorithm)
     name = a.pop("name", "full-domain")
     return make_algorithm(name, model=model, **a)
+
+
+def anonymize_skewed(table: EncodedTable, model: Any, algo: Any, *, skew: str, seed: Any = None,
+                     kind: str | None = None) -> Any:
+    """``--skew``: restore ℓ-eligibility first (paper 004: R-suppression, or Safe/Unsafe
+    D-suppression), then run the anonymizer on the kept rows. Withheld rows are group -1 of
+    the final partition, so ``n_input = n_published + n_suppressed`` still holds, and the
+    release records the step (``meta["skew"]``: method, ℓ, |T|, |T_S|, rate)."""
+    import numpy as np
+
+    from .algorithms.suppression import l_for_model, restore_eligibility
+    from .release import Partition, build_release
+
+    step = restore_eligibility(table.sa_codes, l_for_model(model), method=skew, seed=seed,
+                               n_values=table.columns[table.sa_name].n_values)
+    part = algo.partition(table.take(step.kept_rows))
+    group = np.full(table.n_rows, -1, dtype=np.int64)
+    group[step.kept_rows] = part.group
+    prov = {**part.provenance, "skew": step.provenance()}
+    full = Partition(group, part.n_groups, provenance=prov, extra=part.extra)
+    release = build_release(table, full, model=model, kind=kind or algo.release_kind,
+                            levels=algo.release_levels())
+    release.meta["skew"] = step.provenance()
+    return release
