@@ -462,11 +462,9 @@ class ART(Anonymizer):
                 "max_group_size": self.max_group_size}
 
     def _sensitive(self, table: EncodedTable) -> np.ndarray:
-        name = self.sensitive_set if self.sensitive_set is not None else getattr(self.model, "sensitive_set", None)
-        if name is None:
-            raise ParameterError(f"{self.name}: needs a sensitive value set (sensitive_set= or the model's set=)",
-                                 parameter="sensitive_set")
-        mask = table.sa_domain.sensitive_mask(name)
+        from .ordering import sensitive_set_name
+
+        mask = table.sa_domain.sensitive_mask(sensitive_set_name(self.sensitive_set, self.model, self.name))
         if mask is None or not mask.any():
             raise ParameterError(f"{self.name}: sensitive set {name!r} is empty", parameter="sensitive_set", value=name)
         if mask.all():

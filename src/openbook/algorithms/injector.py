@@ -103,10 +103,9 @@ class Injector(Anonymizer):
         if l is None or int(l) < 1:
             raise ParameterError(f"{self.name}: give l= (or an ℓ-diversity model)", parameter="l", value=l)
         l = int(math.ceil(l))
-        name = self.sensitive_set if self.sensitive_set is not None else getattr(self.model, "sensitive_set", None)
-        if name is None:
-            raise ParameterError(f"{self.name}: needs a sensitive value set", parameter="sensitive_set")
-        sens = table.sa_domain.sensitive_mask(name)
+        from .ordering import sensitive_set_name
+
+        sens = table.sa_domain.sensitive_mask(sensitive_set_name(self.sensitive_set, self.model, self.name))
         forb = negative_rules(table, min_exp=self.min_exp, max_rule_size=self.max_rule_size)
         sa = table.sa_codes.astype(np.int64)
         n = table.n_rows

@@ -157,6 +157,18 @@ def size_floor(model) -> int:
     return 1
 
 
+def sensitive_set_name(name: str | None, model, algorithm: str) -> str:
+    """The sensitive value set an algorithm protects: the one given explicitly, else the
+    model's ``set=``; a ParameterError naming the algorithm when there is neither."""
+    name = name if name is not None else getattr(model, "sensitive_set", None)
+    if name is None:
+        from ..errors import ParameterError
+
+        raise ParameterError(f"{algorithm}: needs a sensitive value set (sensitive_set= or the model's set=)",
+                             parameter="sensitive_set")
+    return name
+
+
 def model_l(model) -> int | None:
     """The ℓ of an ℓ-diversity-type model (``l`` or ``1/alpha``), the largest in a
     conjunction, or ``None`` when the model has none (k-anonymity, t-closeness)."""
