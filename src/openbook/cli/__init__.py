@@ -1,0 +1,54 @@
+"""``openbook`` command line: ``datasets | check | anonymize | audit | registry | experiment | report | demo``.
+
+One module per command, each with ``add_parser(subparsers)`` and its ``cmd_*`` function;
+options shared by several commands are defined once in :mod:`._common`. Bad input gets one
+line on stderr and exit code 2, never a traceback and never a partial output file
+(DESIGN.md). Heavy modules are imported inside the commands, so ``--help`` starts at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from typing import Sequence
+
+from .. import __version__
+from ..errors import OpenbookError, PrivacyLeakWarning
+from . import anonymize, audit, check, datasets, demo, experiment, registry, report
+
+#: the commands, in the order ``--help`` lists them
+COMMANDS = (datasets, check, anonymize, experiment, audit, registry, report, demo)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="openbook", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"openbook {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.add_parser(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", PrivacyLeakWarning)
+            warnings.showwarning = _show_warning  # one line, no source excerpt
+            return int(args.func(args) or 0)
+    except OpenbookError as exc:
+        print(f"openbook: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("openbook: interrupted", file=sys.stderr)
+        return 130
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"openbook: warning: {message}", file=sys.stderr)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""Options and output helpers every ``openbook`` command shares (defined once)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ..config import RunConfig
+
+
+def input_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("input and schema")
+    g.add_argument("--config", help="TOML run configuration (flags override it)")
+    g.add_argument("--dataset", help="built-in dataset instead of a file: adult, adult-train, synthetic")
+    g.add_argument("--data-dir", help="folder holding adult.data/adult.test (for --dataset adult)")
+    g.add_argument("--format", choices=["csv", "parquet", "sqlite", "duckdb"], help="input format (default: from the suffix)")
+    g.add_argument("--table", help="table to read from a database source")
+    g.add_argument("--query", help="SQL query to read from a database source")
+    g.add_argument("--qi", help="QI columns, comma separated, each optionally NAME:KIND (numeric, categorical, ordinal)")
+    g.add_argument("--sa", help="the sensitive attribute column")
+    g.add_argument("--sensitive", help="a sensitive value set: NAME=v1|v2|... ")
+    g.add_argument("--keep", help="other columns to publish unchanged (comma separated)")
+    g.add_argument("--identifiers", help="direct identifiers to drop (comma separated)")
+    g.add_argument("--missing", choices=["error", "drop", "value"], help="missing values: fail (default), drop rows, or keep as a value")
+    g.add_argument("--hierarchy", action="append", default=[], metavar="COLUMN=PATH",
+                   help="ARX CSV hierarchy for a column (repeatable); PATH may be 'auto' or 'adult:paper001'/'adult:arx'")
+
+
+def output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON instead of a table")
+
+
+def config_from_args(args: argparse.Namespace) -> RunConfig:
+    cfg = RunConfig.from_toml(args.config) if getattr(args, "config", None) else RunConfig()
+    cfg.set("input", "path", getattr(args, "input", None))
+    cfg.set("input", "dataset", args.dataset)
+    cfg.set("input", "data_dir", args.data_dir)
+    cfg.set("input", "format", args.format)
+    cfg.set("input", "table", args.table)
+    cfg.set("input", "query", args.query)
+    cfg.set("schema", "qi", args.qi)
+    cfg.set("schema", "sa", args.sa)
+    cfg.set("schema", "sensitive_sets", args.sensitive)
+    cfg.set("schema", "keep", args.keep)
+    cfg.set("schema", "identifiers", args.identifiers)
+    cfg.set("schema", "missing", args.missing)
+    for item in args.hierarchy:
+        col, sep, path = item.partition("=")
+        if not sep:
+            from .errors import ParameterError
+
+            raise ParameterError(f"--hierarchy {item!r}: use COLUMN=PATH", parameter="hierarchy", value=item)
+        cfg.hierarchies[col.strip()] = path.strip()
+    return cfg
+
+
+def emit(args: argparse.Namespace, payload: dict[str, Any], render) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(payload, indent=2, default=str))
+    else:
+        render(payload)
+
+
+def print_table(title: str, rows: list[tuple[str, Any]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=title, show_header=False)
+    t.add_column("", style="bold")
+    t.add_column("")
+    for k, v in rows:
+        t.add_row(k, fmt(v))
+    Console().print(t)
+
+
+def fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
