@@ -67,6 +67,20 @@ class VerificationError(OpenbookError):
         self.failing_groups = failing_groups
 
 
+class RiskError(OpenbookError):
+    """A release the certificate fails: an adversary that applies puts someone above the
+    risk target, or leaves someone unresolved. Nothing is written (exit code 3)."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, adversary: str | None = None, n_people: int = 0,
+                 worst: float | None = None) -> None:
+        super().__init__(message)
+        self.adversary = adversary
+        self.n_people = n_people
+        self.worst = worst
+
+
 class PrivacyLeakWarning(UserWarning):
     """A choice that leaks: an undeclared column published, a minimality-following algorithm
     where an attack-resistant one exists, ... (after diffprivlib's warning of that name)."""

@@ -41,6 +41,10 @@ class status:
             self._status.__enter__()
         return self
 
+    def update(self, message: str) -> None:
+        if self._status is not None:
+            self._status.update(message)
+
     def __exit__(self, *exc) -> None:
         if self._status is not None:
             self._status.__exit__(*exc)

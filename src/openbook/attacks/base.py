@@ -49,6 +49,9 @@ class AttackResult:
         Published class of each tuple (int64; ``-1`` = not published). For an adversary
         that works on individuals (who may sit in one of several classes under local
         recoding) it is the class the tuple is published in, as the auditor knows it.
+        An *absent* person (``-1``) with a finite posterior is one whose absence the
+        adversary reasons about (:mod:`.absence`); with NaN and not ``unresolved`` the
+        adversary does not consider them.
     l:
         The ℓ whose ``1/ℓ`` bounds the posterior (from the release's model), or ``None``.
     stderr:
@@ -100,6 +103,31 @@ class AttackResult:
         out[ok] = np.nanmax(p[ok], axis=1)
         return out
 
+    def bound(self) -> np.ndarray:
+        """Upper bound of each posterior: the posterior itself where exact, plus three
+        standard errors where sampled, clipped to 1 (NaN stays NaN)."""
+        if self.stderr is None:
+            return self.posterior.copy()
+        se = np.where(np.isfinite(self.stderr), self.stderr, 1.0)
+        return np.minimum(self.posterior + 3.0 * se, 1.0)
+
+    def max_bound(self) -> np.ndarray:
+        """Largest :meth:`bound` over the targets, per tuple (NaN where not evaluated)."""
+        b = self.bound()
+        out = np.full(b.shape[0], np.nan)
+        ok = ~np.all(np.isnan(b), axis=1) if b.shape[1] else np.zeros(b.shape[0], dtype=bool)
+        out[ok] = np.nanmax(b[ok], axis=1)
+        return out
+
+    def unresolved_mask(self) -> np.ndarray:
+        """People the adversary could not evaluate: marked unresolved, or published with a
+        NaN posterior. They count as failing, never as safe."""
+        mx = self.max_posterior()
+        out = (self.group >= 0) & np.isnan(mx)
+        if self.unresolved is not None:
+            out |= np.asarray(self.unresolved, dtype=bool)
+        return out
+
     def frame(self) -> pd.DataFrame:
         """One row per tuple: group, the posterior of each target (and its standard error),
         the max, sensitivity (when known) — what ``--posteriors-out`` writes."""
@@ -128,6 +156,7 @@ class AuditSummary:
     m: float
     n_tuples: int
     n_published: int
+    n_absent_evaluated: int
     n_unresolved: int
     n_sensitive: int | None
     n_vulnerable: int
@@ -185,8 +214,9 @@ def summarize(result: AttackResult, *, l: float | None = None, m: float | None =
     m = l if m is None else float(m)
     mx = result.max_posterior()
     published = result.group >= 0
-    evaluated = published & ~np.isnan(mx)
-    unresolved = published & np.isnan(mx)
+    unresolved = result.unresolved_mask()
+    absent_eval = ~published & ~np.isnan(mx) & ~unresolved
+    evaluated = (published | absent_eval) & ~np.isnan(mx) & ~unresolved
     vuln = evaluated & (mx > 1.0 / l + TOL)
     n_pub = int(published.sum())
     n_v = int(vuln.sum())
@@ -215,8 +245,9 @@ def summarize(result: AttackResult, *, l: float | None = None, m: float | None =
         per = pd.DataFrame({"group": [], "size": [], "n_vulnerable": [], "max_posterior": []})
     return AuditSummary(
         adversary=result.adversary, l=l, m=m, n_tuples=result.n_tuples, n_published=n_pub,
+        n_absent_evaluated=int(absent_eval.sum()),
         n_unresolved=int(unresolved.sum()), n_sensitive=n_sens, n_vulnerable=n_v,
-        vulnerable_fraction=n_v / n_pub if n_pub else 0.0,
+        vulnerable_fraction=n_v / int(evaluated.sum() + unresolved.sum()) if (evaluated.any() or unresolved.any()) else 0.0,
         vulnerable_sensitive_fraction=(int((vuln & sens).sum()) / n_sens if sens is not None and n_sens else None),
         vulnerable_per_sensitive=(n_v / n_sens if n_sens else None),
         max_posterior=mmax, max_risk_multiple=mmax * l,

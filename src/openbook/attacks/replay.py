@@ -982,8 +982,9 @@ def replay_release(release: Any, knowledge: EncodedTable, *, worlds: int = 10_00
     are the groups."""
     algo = algorithm_from_provenance(release.meta.get("algorithm") or {}, release.meta.get("model"))
     n = knowledge.n_rows
-    if partition is not None:
-        group = partition.group
+    if partition is not None:  # the publisher's own partition: its groups are the truth
+        return replay_attack(knowledge, partition.group, algo, worlds=worlds, seed=seed,
+                             exact_limit=exact_limit, sensitive_set=sensitive_set)
     else:
         if release.n_published != n:
             raise ParameterError(f"the release publishes {release.n_published} of {n} knowledge rows: "

@@ -79,3 +79,39 @@ def fmt(v: Any) -> str:
         return f"{v:.4g}"
     return str(v)
 
+
+
+def certify_options(p: argparse.ArgumentParser) -> None:
+    """The certificate's options (``anonymize``, ``certify``)."""
+    g = p.add_argument_group("certificate")
+    g.add_argument("--max-risk", type=float, metavar="R", help="largest posterior any adversary may reach "
+                   "(default: the model's 1/l, or alpha); above it nothing is written and the exit code is 3")
+    g.add_argument("--worlds", type=int, default=2000, help="replay adversary: possible worlds sampled per unit too "
+                   "large to enumerate (default 2000; sampled posteriors count with 3 standard errors)")
+    g.add_argument("--against-registry", metavar="DIR_OR_DB", help="earlier releases of the same people: the "
+                   "linkage adversary certifies against them")
+    if p.prog.split()[-1] == "anonymize":
+        g.add_argument("--no-certify", action="store_true", help="write without certifying (the sidecar says so)")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
+
+
+class status:
+    """A spinner with a message on stderr while a step runs (terminal only, not with --quiet)."""
+
+    def __init__(self, message: str, *, quiet: bool = False) -> None:
+        from ..progress import status as _status
+
+        self._inner = None if quiet else _status(message)
+
+    def __enter__(self) -> "status":
+        if self._inner is not None:
+            self._inner.__enter__()
+        return self
+
+    def update(self, message: str) -> None:
+        if self._inner is not None:
+            self._inner.update(message)
+
+    def __exit__(self, *exc) -> None:
+        if self._inner is not None:
+            self._inner.__exit__(*exc)

@@ -6,7 +6,7 @@ import argparse
 import time
 from typing import Any
 
-from ._common import config_from_args, emit, input_options, output_options, print_table
+from ._common import certify_options, config_from_args, emit, input_options, output_options, print_table, status
 
 
 def anonymize_from_args(args: argparse.Namespace):
@@ -34,18 +34,37 @@ def anonymize_from_args(args: argparse.Namespace):
     model = model_from(cfg)
     algo = algorithm_from(cfg, model)
     skew = getattr(args, "skew", None)
-    if skew and skew != "none":
-        return cfg, anonymize_skewed(table, model, algo, skew=skew, seed=cfg.algorithm.get("seed"),
-                                     kind=cfg.output.get("kind"))
-    release = algo.anonymize(table, kind=cfg.output.get("kind"))
-    return cfg, release
+    with status(f"anonymizing {table.n_rows} rows with {algo.name}", quiet=args.quiet):
+        if skew and skew != "none":
+            release = anonymize_skewed(table, model, algo, skew=skew, seed=cfg.algorithm.get("seed"),
+                                       kind=cfg.output.get("kind"))
+        else:
+            release = algo.anonymize(table, kind=cfg.output.get("kind"))
+    return cfg, table, release
+
+
+def certify_from_args(args: argparse.Namespace, release, table) -> None:
+    """Certify the release before it is written (``--max-risk``, ``--no-certify``): exit
+    code 3 and no file when an adversary that applies puts someone above the target."""
+    from ..certificate import certify_release
+
+    earlier = []
+    if getattr(args, "against_registry", None):
+        from ..release.registry import ReleaseRegistry
+
+        earlier = [r for _, r in ReleaseRegistry(args.against_registry, create=False).releases()]
+    with status("certifying the release", quiet=args.quiet) as st:
+        certify_release(release, original=table, earlier=earlier, max_risk=args.max_risk,
+                        enabled=not args.no_certify, params={"replay": {"worlds": args.worlds}},
+                        on_step=lambda name: st.update(f"certifying: the {name} adversary"))
 
 
 def cmd_anonymize(args: argparse.Namespace) -> int:
     from ..release import save_release
 
     t0 = time.perf_counter()
-    cfg, release = anonymize_from_args(args)
+    cfg, table, release = anonymize_from_args(args)
+    certify_from_args(args, release, table)
     files = save_release(release, cfg.output["path"])
     m = release.meta
     payload = {
@@ -58,23 +77,56 @@ def cmd_anonymize(args: argparse.Namespace) -> int:
     }
     if "skew" in m:
         payload["skew"] = m["skew"]
+    payload["certificate"] = m.get("certificate")
     emit(args, payload, lambda p: print_table("release written", [
         ("files", ", ".join(p["files"])), ("algorithm", p["algorithm"]), ("model", p["check"]["model"]),
         ("verified level", p["check"]["level"]), ("rows in / published / suppressed",
                                                    f"{p['n_input']} / {p['n_published']} / {p['n_suppressed']}"),
         ("classes", p["n_groups"]), ("seconds", p["seconds"])] + ([(
             "skew step", f"{p['skew']['method']} (l={p['skew']['l']}): {p['skew']['n_suppressed']} rows withheld, "
-            f"suppression rate {p['skew']['suppression_rate']:.2%}")] if "skew" in p else [])))
+            f"suppression rate {p['skew']['suppression_rate']:.2%}")] if "skew" in p else [])
+        + certificate_rows(p["certificate"])))
     return 0
 
 
+def certificate_rows(cert: dict[str, Any] | None) -> list[tuple[str, Any]]:
+    """The certificate as rows of the terminal table: the verdict, then one line per adversary."""
+    if not cert:
+        return []
+    if cert.get("verdict") == "not certified":
+        return [("certificate", f"not certified: {cert.get('reason')}")]
+    from ..certificate import Certificate
+
+    c = Certificate.from_dict(cert)
+    return [("certificate", c.headline())] + [(f"  {f.adversary}", f.line().split(": ", 1)[1]) for f in c.findings]
+
+
+def anonymize_epilog() -> str:
+    """The algorithms and models ``anonymize --help`` lists (no heavy import)."""
+    from ..algorithms.base import CATALOG
+    from ..models.registry import SPEC_HELP
+    from ..pipeline import DEFAULT_FOR_POSTERIOR_BOUND, DEFAULT_OTHERWISE
+
+    algos = "\n".join(f"  {name:<20} {kind:<12} {line}" for name, (_, kind, line) in sorted(CATALOG.items()))
+    return (f"algorithms (--algorithm):\n{algos}\n\n"
+            f"default algorithm:\n  a model that bounds posteriors (l-diversity, (alpha,k)): "
+            f"{DEFAULT_FOR_POSTERIOR_BOUND[0]} — {DEFAULT_FOR_POSTERIOR_BOUND[1]}\n"
+            f"  otherwise: {DEFAULT_OTHERWISE[0]} --strict — {DEFAULT_OTHERWISE[1]}\n\n"
+            f"models (-m):\n{SPEC_HELP}")
+
+
 def add_parser(sub: Any) -> None:
-    a = sub.add_parser("anonymize", help="anonymize a table and write a verified release")
+    a = sub.add_parser("anonymize", help="anonymize a table and write a verified, certified release",
+                       description="Anonymize a table, verify the release against its model, certify it against "
+                       "every adversary that applies (exit code 3 and no file when one puts someone above "
+                       "--max-risk), and write it.", epilog=anonymize_epilog(),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("input", nargs="?", help="data file or database URL (or use --dataset / --config)")
     input_options(a)
     a.add_argument("-m", "--model", help="privacy model, e.g. 'k=5', 'l=3', 'entropy-l=3', 'recursive-l=3,c=2', "
                    "'alpha=0.2,k=5', 't=0.2', 'k=5,e=1000'")
-    a.add_argument("--algorithm", help="anonymizer (default full-domain)")
+    a.add_argument("--algorithm", metavar="NAME", help="anonymizer (see the list below; default: one whose "
+                   "release passes its own certificate for the model given)")
     a.add_argument("--levels", help="full-domain: hierarchy level per QI, comma separated")
     a.add_argument("--max-suppression", type=float, help="largest fraction of rows that may be suppressed")
     a.add_argument("--seed", type=int, help="seed of randomized algorithms")
@@ -87,5 +139,6 @@ def add_parser(sub: Any) -> None:
                    help="restore l-eligibility of a skewed SA first by suppressing dominant records (paper 004); "
                    "r-suppression resists the eligibility attack")
     a.add_argument("-o", "--output", help="release file: .csv, .parquet, .sqlite or .duckdb")
+    certify_options(a)
     output_options(a)
     a.set_defaults(func=cmd_anonymize)

@@ -42,6 +42,19 @@ from .k_e_anonymity import KEAnonymity
 from .l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
 from .t_closeness import TCloseness
 
+#: the CLI shorthand, one line per model (``anonymize --help`` lists it)
+SPEC_HELP = """\
+  k=5                         k-anonymity
+  l=3 | distinct-l=3          distinct l-diversity
+  entropy-l=3                 entropy l-diversity
+  recursive-l=3,c=2           recursive (c,l)-diversity
+  alpha=0.2,k=5               (alpha,k)-anonymity (also set=NAME, set-mode=each|total)
+  simple-l=6,set=NAME         simple / binary l-diversity of a sensitive set (--sensitive NAME=v1|v2)
+  t=0.2[,distance=ordered|hierarchical]   t-closeness (EMD)
+  k=5,e=1000                  (k,e)-anonymity (numeric SA)
+  eligible-l=6                l-eligibility
+  models joined by ',' (a key of another model starts it), '&' or ';' must all hold"""
+
 MODELS: dict[str, type[PrivacyModel]] = {
     cls.name: cls
     for cls in (

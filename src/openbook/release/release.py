@@ -41,6 +41,10 @@ class Release:
     sa: str
     sa_table: pd.DataFrame | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    #: the publisher's partition of the input (in memory only, never written): which input
+    #: row sits in which group — what the certificate's adversaries are entitled to know
+    #: (paper 000 §2.4: "which individuals form each group"); ``None`` for a loaded release
+    partition: Partition | None = field(default=None, repr=False)
 
     # -- the published classes, as a reader of the files sees them ------------------------
     def classes(self) -> tuple[np.ndarray, int]:
@@ -194,7 +198,7 @@ def build_release(
         "dropped_columns": list(table.dropped_columns),
         "source": table.source,
     }
-    release = Release(kind, data, list(table.qi_names), table.sa_name, sa_table, meta)
+    release = Release(kind, data, list(table.qi_names), table.sa_name, sa_table, meta, partition=partition)
     if model is not None and verify:
         meta["check"] = release.verify(model).to_dict()
     return release

@@ -1,0 +1,154 @@
+"""The adversary interface and registry — one interface for every adversary family, as
+:mod:`openbook.algorithms.base` is for the anonymizers.
+
+An adversary is the papers' attacker made concrete: what it knows (the release; every
+individual's QI values = the *original* table's QIs; earlier releases), what it assumes
+(the algorithm and its parameters, Kerckhoffs's principle: paper 000 §2.4, paper 001
+Assumption 3), and what it computes: for every person, the posterior probability of each
+*target* (an SA value or a sensitive value set; for identity disclosure, "this record is
+that person"). Every family returns the one :class:`~openbook.attacks.base.AttackResult`
+(per-person posteriors, standard errors where sampled, unresolved people marked), so the
+certificate, the CLI, the report and the demo treat them alike.
+
+Each adversary class declares
+
+* ``name`` (registry key), ``title`` and ``paper`` (the section it implements);
+* ``disclosure``: ``"attribute"`` (posterior of an SA value / set) or ``"identity"``;
+* ``needs``: the knowledge it requires — ``"original"`` (the original table: every
+  individual's QIs, and for the audit their true SA) and/or ``"earlier"`` (earlier releases);
+* ``applies_to(release)``: whether its model of the adversary fits this release (e.g. the
+  replay adversary needs an algorithm it can re-run), with the reason when it does not;
+* ``attack(release, *, original=None, earlier=())``.
+
+Parameters are keyword-only, stored unchanged and validated in one declared place
+(``_parameters``: name -> (check, message)), as scikit-learn does.
+
+References: Cormode, Srivastava, Li, Li, VLDB 2010 (paper 000); Wong, Fu, Wang, Pei, VLDB
+2007 (paper 001); Rameshwar & Tandon (paper 002); Wong, Fu, Wang, Xu, Pei, Yu (paper 003);
+the ℓ-eligibility paper (paper 004).
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, Callable, ClassVar, Sequence
+
+from ..errors import ParameterError
+from .base import AttackResult
+
+#: the kinds of knowledge an adversary may need
+KNOWLEDGE = ("original", "earlier")
+
+
+@dataclass(frozen=True)
+class Applies:
+    """``applies_to``'s answer: truthy when the adversary fits the release; ``reason`` says
+    why (or why not) in one line, for the certificate and the report."""
+
+    ok: bool
+    reason: str = ""
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+class Adversary(ABC):
+    """Base class of every adversary (module docstring)."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    paper: ClassVar[str]
+    disclosure: ClassVar[str] = "attribute"
+    needs: ClassVar[frozenset[str]] = frozenset()
+    #: keyword parameters: name -> (default, check(value) -> bool, what a valid value is)
+    _parameters: ClassVar[dict[str, tuple[Any, Callable[[Any], bool], str]]] = {}
+
+    def __init__(self, **params: Any) -> None:
+        unknown = sorted(set(params) - set(self._parameters))
+        if unknown:
+            known = ", ".join(sorted(self._parameters)) or "none"
+            raise ParameterError(f"adversary {self.name!r}: unknown parameter {unknown[0]!r} (known: {known})",
+                                 parameter=unknown[0])
+        for key, (default, check, what) in self._parameters.items():
+            value = params.get(key, default)
+            if value is not None and not check(value):
+                raise ParameterError(f"adversary {self.name!r}: {key}={value!r} must be {what}",
+                                     parameter=key, value=value)
+            setattr(self, key, value)
+
+    def params(self) -> dict[str, Any]:
+        """Parameters as given (JSON-able), for the certificate."""
+        return {k: getattr(self, k) for k in self._parameters}
+
+    def applies_to(self, release: Any) -> Applies:
+        """Whether this adversary's model fits ``release`` (default: every release)."""
+        return Applies(True, "applies to every release")
+
+    def missing_knowledge(self, *, original: Any = None, earlier: Sequence[Any] = ()) -> list[str]:
+        """The knowledge this adversary needs and was not given."""
+        have = {"original": original is not None, "earlier": len(earlier) > 0}
+        return [k for k in sorted(self.needs) if not have[k]]
+
+    def run(self, release: Any, *, original: Any = None, earlier: Sequence[Any] = ()) -> AttackResult:
+        """:meth:`attack` after checking the knowledge it needs, timed (``notes["seconds"]``)."""
+        missing = self.missing_knowledge(original=original, earlier=earlier)
+        if missing:
+            flag = {"original": "--original TABLE", "earlier": "--against-registry DIR_OR_DB"}[missing[0]]
+            raise ParameterError(f"the {self.name} adversary needs the {missing[0]} "
+                                 f"{'table' if missing[0] == 'original' else 'releases'} ({flag})",
+                                 parameter=missing[0])
+        t0 = time.perf_counter()
+        result = self.attack(release, original=original, earlier=tuple(earlier))
+        result.notes.setdefault("seconds", round(time.perf_counter() - t0, 3))
+        result.notes.setdefault("paper", self.paper)
+        return result
+
+    @abstractmethod
+    def attack(self, release: Any, *, original: Any = None, earlier: Sequence[Any] = ()) -> AttackResult:
+        """Per-person posteriors of this adversary against ``release``."""
+
+    def describe(self) -> str:
+        return f"{self.title} ({self.paper})"
+
+
+def _adversary_classes() -> tuple[type[Adversary], ...]:
+    """The registered adversaries, in the order the certificate and the report list them
+    (an explicit tuple: no import side effects, no circle)."""
+    from .families import (BackgroundAdversary, BaselineAdversary, EligibilityAdversary, LinkageAdversary,
+                           MinimalityAdversary, ReplayAdversary)
+
+    return (BaselineAdversary, ReplayAdversary, MinimalityAdversary, BackgroundAdversary,
+            EligibilityAdversary, LinkageAdversary)
+
+
+def adversaries() -> dict[str, type[Adversary]]:
+    """Registry: name -> adversary class."""
+    return {cls.name: cls for cls in _adversary_classes()}
+
+
+def make_adversary(name: str, **params: Any) -> Adversary:
+    """The adversary registered as ``name`` with its keyword parameters."""
+    registry = adversaries()
+    try:
+        cls = registry[name]
+    except KeyError:
+        raise ParameterError(f"unknown adversary {name!r} (known: {', '.join(registry)})",
+                             parameter="adversary", value=name) from None
+    return cls(**params)
+
+
+def parse_adversaries(spec: str | Sequence[str] | None) -> list[str]:
+    """``"baseline,replay"`` (or a list) -> checked names; ``None``/``"auto"`` -> ``[]``."""
+    if spec is None:
+        return []
+    names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if str(s).strip()]
+    if names == ["auto"]:
+        return []
+    registry = adversaries()
+    for n in names:
+        if n not in registry:
+            raise ParameterError(f"unknown adversary {n!r} (known: {', '.join(registry)}, auto)",
+                                 parameter="adversary", value=n)
+    return names
