@@ -91,6 +91,9 @@ class Certificate:
     findings: list[Finding]
     knowledge: dict[str, Any]
     seconds: float = 0.0
+    #: each adversary's per-person result (in memory only: the report draws them; never
+    #: written — the sidecar is public)
+    results: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def failing(self) -> list[Finding]:
         return [f for f in self.findings if not f.passes]
@@ -189,6 +192,7 @@ def certify(release: Any, *, original: Any = None, earlier: Sequence[Any] = (), 
     params = dict(params or {})
     names = list(adversaries) if adversaries else list(registry())
     findings: list[Finding] = []
+    results: dict[str, Any] = {}
     for name in names:
         adv = make_adversary(name, **dict(params.get(name, {})))
         if adv.disclosure != "attribute":
@@ -215,6 +219,7 @@ def certify(release: Any, *, original: Any = None, earlier: Sequence[Any] = (), 
                                     error=str(exc), seconds=round(time.perf_counter() - t1, 3)))
             continue
         findings.append(_finding_from(adv, result, target, time.perf_counter() - t1, applies.reason))
+        results[name] = result
     if target is None:
         verdict = NO_TARGET if all(f.ran or not f.applies for f in findings) and \
             all(f.n_unresolved == 0 for f in findings) else FAIL
@@ -222,7 +227,7 @@ def certify(release: Any, *, original: Any = None, earlier: Sequence[Any] = (), 
         verdict = PASS if all(f.passes for f in findings) else FAIL
     return Certificate(verdict=verdict, target=target, target_source=source, findings=findings,
                        knowledge={"original": original is not None, "earlier_releases": len(earlier)},
-                       seconds=time.perf_counter() - t0)
+                       seconds=time.perf_counter() - t0, results=results)
 
 
 def refusal(cert: Certificate) -> RiskError:

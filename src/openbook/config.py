@@ -21,6 +21,10 @@ Example::
     max_suppression = 0.02
     [output]
     path = "release.csv"
+    [certify]
+    max_risk = 0.2                 # default: the model's 1/ℓ
+    worlds = 2000                  # replay adversary: worlds per sampled unit
+    enabled = true                 # false = --no-certify
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from typing import Any
 
 from .errors import DataError, ParameterError
 
-SECTIONS = {"input", "schema", "hierarchies", "model", "algorithm", "output"}
+SECTIONS = {"input", "schema", "hierarchies", "model", "algorithm", "output", "certify"}
 
 
 @dataclass
@@ -43,6 +47,7 @@ class RunConfig:
     model: dict[str, Any] = field(default_factory=dict)
     algorithm: dict[str, Any] = field(default_factory=dict)
     output: dict[str, Any] = field(default_factory=dict)
+    certify: dict[str, Any] = field(default_factory=dict)
     base_dir: Path = field(default_factory=Path.cwd)
 
     @classmethod

@@ -24,12 +24,24 @@ CASES = [
 
 @pytest.mark.parametrize("name, model, extra", CASES)
 def test_each_algorithm_writes_a_verified_release(capsys, tmp_path, small_frame, name, model, extra):
+    """Certified by default: written with its certificate when it passes, refused (exit 3, no
+    file) when an adversary puts someone above the target; --no-certify writes and says so."""
     p = tmp_path / "people.csv"
     small_frame.to_csv(p, index=False)
     out = tmp_path / "rel.csv"
-    code, o, e = run(capsys, ["anonymize", p, "--qi", "age:numeric,zip,sex", "--sa", "disease",
-                              "--identifiers", "name", "-m", model, "--algorithm", name, *extra, "-o", out, "--json"])
-    assert code == 0, e
+    argv = ["anonymize", p, "--qi", "age:numeric,zip,sex", "--sa", "disease", "--identifiers", "name",
+            "-m", model, "--algorithm", name, *extra, "-o", out, "--json"]
+    code, o, e = run(capsys, argv)
+    assert code in (0, 3), e
+    if code == 3:
+        assert not out.exists() and "refusing to write the release" in e and e.count("\n") == 1
+        code, o, e = run(capsys, [*argv, "--no-certify"])
+        assert code == 0, e
+        assert json.loads(o)["certificate"]["verdict"] == "not certified"
+    else:
+        cert = json.loads(o)["certificate"]
+        assert cert["verdict"] in ("pass", "no target")
+        assert all(a["n_above"] == 0 and a["n_unresolved"] == 0 for a in cert["adversaries"])
     payload = json.loads(o)
     assert payload["algorithm"] == name and payload["check"]["holds"] is True
     assert payload["n_input"] == payload["n_published"] + payload["n_suppressed"] == 12
@@ -44,7 +56,7 @@ def test_algorithm_params_from_toml(capsys, tmp_path, small_frame):
         '[schema]\nqi = ["age:numeric", "zip", "sex"]\nsa = "disease"\nidentifiers = ["name"]\n'
         '[model]\nspec = "l=2"\n'
         '[algorithm]\nname = "rgg"\np = 0.5\norder = "zorder"\npriority = ["zip", "age"]\ntail = "drop"\nseed = 4\n'
-        '[output]\npath = "out/rel.csv"\n')
+        '[output]\npath = "out/rel.csv"\n[certify]\nenabled = false\n')
     code, o, e = run(capsys, ["anonymize", "--config", tmp_path / "run.toml", "--json"])
     assert code == 0, e
     meta = json.loads((tmp_path / "out" / "rel.json").read_text())

@@ -28,7 +28,7 @@ def _files(tmp_path):
     return paths
 
 
-def test_registry_add_list_and_audit_refuses(capsys, tmp_path):
+def test_registry_add_list_and_linkage_audit(capsys, tmp_path):
     f = _files(tmp_path)
     reg = tmp_path / "registry"
     code, o, e = run(capsys, ["registry", "add", reg, f["a"], "--name", "hospital-a", "--json"])
@@ -36,24 +36,32 @@ def test_registry_add_list_and_audit_refuses(capsys, tmp_path):
     assert json.loads(o)["added"] == "hospital-a"
     code, o, e = run(capsys, ["registry", "list", reg, "--json"])
     assert code == 0 and [r["name"] for r in json.loads(o)["releases"]] == ["hospital-a"]
-    code, o, e = run(capsys, ["audit", f["c"], "--against-registry", reg, "--l", "2", "--json"])
+    # the linkage adversary: posterior 1/post-linkage diversity, vulnerable below l=2
+    code, o, e = run(capsys, ["audit", f["c"], "--adversary", "linkage", "--against-registry", reg, "--l", "2",
+                              "--json"])
     assert code == 0, e
-    assert json.loads(o)["ok"] is True
-    code, o, e = run(capsys, ["audit", f["b"], "--against-registry", reg, "--l", "2"])
-    assert code == 2
-    assert e.count("\n") == 1 and e.startswith("openbook: error:")
-    assert "1 of 2 people" in e and "hospital-a" in e
+    assert json.loads(o)["n_vulnerable"] == 0
+    code, o, e = run(capsys, ["audit", f["b"], "--adversary", "linkage", "--against-registry", reg, "--l", "2",
+                              "--json"])
+    assert code == 0, e
+    d = json.loads(o)
+    assert d["n_vulnerable"] == 1 and d["max_posterior"] == 1.0
 
 
-def test_audit_warn_only(capsys, tmp_path):
+def test_certify_against_registry_fails_on_linkage(capsys, tmp_path):
     f = _files(tmp_path)
     reg = tmp_path / "reg.sqlite"
     assert run(capsys, ["registry", "add", reg, f["a"]])[0] == 0
-    code, o, e = run(capsys, ["audit", f["b"], "--against-registry", reg, "--l", "2", "--warn-only", "--json"])
-    assert code == 0
-    assert "openbook: warning:" in e and "release-0001" in e
-    payload = json.loads(o)
-    assert payload["ok"] is False and payload["n_below_l"] == 1 and payload["releases_involved"] == ["release-0001"]
+    code, o, e = run(capsys, ["certify", f["b"], "--adversary", "linkage", "--against-registry", reg,
+                              "--max-risk", "0.5", "--json"])
+    assert code == 3, e
+    d = json.loads(o)
+    assert d["verdict"] == "fail"
+    (lk,) = [a for a in d["adversaries"] if a["adversary"] == "linkage"]
+    assert lk["n_above"] == 1 and lk["max_posterior"] == 1.0
+    code, o, e = run(capsys, ["certify", f["c"], "--adversary", "linkage", "--against-registry", reg,
+                              "--max-risk", "0.5", "--json"])
+    assert code == 0 and json.loads(o)["verdict"] == "pass"
 
 
 def test_audit_bad_input_one_line(capsys, tmp_path):

@@ -102,9 +102,11 @@ def test_unreadable_file(capsys, tmp_path):
 
 
 def test_truncated_csv(capsys, tmp_path, data):
-    text = data.read_text()
-    data.write_text(text[: len(text) - 25])  # cut mid-row: the last row loses fields
-    assert_refused(capsys, tmp_path, [*BASE[:1], data, *BASE[1:], "-m", "k=2"])
+    text = data.read_text().rstrip("\n")
+    last = text.rsplit("\n", 1)[1]
+    cut = last.split(",")
+    data.write_text(text[: len(text) - len(last)] + ",".join(cut[:2]))  # cut mid-row: sex, disease, name lost
+    assert_refused(capsys, tmp_path, [*BASE[:1], data, *BASE[1:], "-m", "k=2"], "missing")
 
 
 def test_missing_file(capsys, tmp_path):

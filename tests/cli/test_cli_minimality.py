@@ -29,7 +29,7 @@ def files(tmp_path):
 
 def test_minimality_audit_json_and_posteriors(files, capsys):
     out = files / "post.csv"
-    rc = main(["audit", str(files / "rel.csv"), "--adversary", "minimality", "--knowledge",
+    rc = main(["audit", str(files / "rel.csv"), "--adversary", "minimality", "--original",
                str(files / "orig.csv"), "--posteriors-out", str(out), "--json"])
     assert rc == 0
     d = json.loads(capsys.readouterr().out)
@@ -49,4 +49,4 @@ def test_baseline_audit_table(files, capsys):
 
 def test_minimality_audit_needs_knowledge(files, capsys):
     rc = main(["audit", str(files / "rel.csv"), "--adversary", "minimality"])
-    assert rc == 2 and "--knowledge" in capsys.readouterr().err
+    assert rc == 2 and "--original" in capsys.readouterr().err

@@ -1,36 +1,33 @@
-"""Anonymizers: each turns a table + privacy model (+ seed) into a verified Partition."""
+"""Anonymizers: each turns a table + privacy model (+ seed) into a verified Partition.
 
-from .anatomy import Anatomized, Anatomy, anatomize_groups
-from .base import ALGORITHMS, Anonymizer, make_algorithm, register
-from .full_domain import FullDomainGeneralization
-from .greedy import GreedyGrouping, RandomizedGreedyGrouping, gg_would_close, rgg_close_probability
-from .lattice import FullDomainSearch, Lattice, node_satisfies
-from .mondrian import Mondrian, mondrian_cut, mondrian_partition, mondrian_would_split
-from .ordering import qi_order
-from .symmetric import SymmetricGrouping, sg_split_point, sg_would_split
+Names are imported lazily (PEP 562), so ``import openbook.algorithms.base`` — the catalog the
+CLI lists — costs no numba or pandas import.
+"""
 
-__all__ = [
-    "ALGORITHMS",
-    "Anatomized",
-    "Anatomy",
-    "Anonymizer",
-    "FullDomainGeneralization",
-    "FullDomainSearch",
-    "GreedyGrouping",
-    "Lattice",
-    "Mondrian",
-    "RandomizedGreedyGrouping",
-    "SymmetricGrouping",
-    "anatomize_groups",
-    "gg_would_close",
-    "make_algorithm",
-    "mondrian_cut",
-    "mondrian_partition",
-    "mondrian_would_split",
-    "node_satisfies",
-    "qi_order",
-    "register",
-    "rgg_close_probability",
-    "sg_split_point",
-    "sg_would_split",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+#: public name -> defining module
+_EXPORTS = {
+    "Anatomized": "anatomy", "Anatomy": "anatomy", "anatomize_groups": "anatomy",
+    "ALGORITHMS": "base", "CATALOG": "catalog", "Anonymizer": "base", "all_algorithms": "base",
+    "make_algorithm": "base", "register": "base",
+    "FullDomainGeneralization": "full_domain",
+    "GreedyGrouping": "greedy", "RandomizedGreedyGrouping": "greedy", "gg_would_close": "greedy",
+    "rgg_close_probability": "greedy",
+    "FullDomainSearch": "lattice", "Lattice": "lattice", "node_satisfies": "lattice",
+    "Mondrian": "mondrian", "mondrian_cut": "mondrian", "mondrian_partition": "mondrian",
+    "mondrian_would_split": "mondrian",
+    "qi_order": "ordering",
+    "SymmetricGrouping": "symmetric", "sg_split_point": "symmetric", "sg_would_split": "symmetric",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

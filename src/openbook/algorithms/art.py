@@ -47,7 +47,7 @@ import numpy as np
 from numba import njit
 
 from ..attacks.background import DEFAULT_MIN_SUPPORT, Knowledge, mine_knowledge
-from ..attacks.permanent import DEFAULT_MAX_STATES, _multiset_posteriors, n_states
+from ..attacks.permanent import DEFAULT_MAX_STATES, _multiset_posteriors
 from ..data.table import EncodedTable
 from ..errors import ParameterError
 from ..models.base import PrivacyModel
@@ -333,19 +333,6 @@ def certify_group(P: np.ndarray, idx: np.ndarray, sa: np.ndarray, rows: np.ndarr
     return (None if verdict < 0 else bool(verdict)), ("exact" if n_exact else "bound")
 
 
-def group_worst_posterior(P: np.ndarray, idx: np.ndarray, sa: np.ndarray, rows: np.ndarray, x: int,
-                          max_states: int = DEFAULT_MAX_STATES) -> float:
-    """Exact worst posterior of value ``x`` in the group ``rows`` over every attribute set
-    (DP over multiplicity vectors; raises when the group needs more than ``max_states``)."""
-    vals, inv = np.unique(sa[rows], return_inverse=True)
-    mult = np.bincount(inv).astype(np.int64)
-    if n_states(mult) > max_states:
-        raise ParameterError(f"group needs {n_states(mult)} DP states, above max_states={max_states}",
-                             parameter="max_states", value=max_states)
-    return float(_worst_posterior(P, np.ascontiguousarray(idx[:, rows]), vals.astype(np.int64), mult,
-                                  int(np.searchsorted(vals, x)), np.inf))
-
-
 class _Index:
     """Candidates (non-sensitive tuples) grouped by full QI combination and, inside a
     combination, by SA value; per-``x`` KD-trees over the combinations' probability
@@ -464,7 +451,8 @@ class ART(Anonymizer):
     def _sensitive(self, table: EncodedTable) -> np.ndarray:
         from .ordering import sensitive_set_name
 
-        mask = table.sa_domain.sensitive_mask(sensitive_set_name(self.sensitive_set, self.model, self.name))
+        name = sensitive_set_name(self.sensitive_set, self.model, self.name)
+        mask = table.sa_domain.sensitive_mask(name)
         if mask is None or not mask.any():
             raise ParameterError(f"{self.name}: sensitive set {name!r} is empty", parameter="sensitive_set", value=name)
         if mask.all():

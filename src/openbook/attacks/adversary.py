@@ -33,10 +33,12 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, Callable, ClassVar, Sequence
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence
 
 from ..errors import ParameterError
-from .base import AttackResult
+
+if TYPE_CHECKING:  # the interface module stays light: the CLI lists adversaries at start-up
+    from .base import AttackResult
 
 #: the kinds of knowledge an adversary may need
 KNOWLEDGE = ("original", "earlier")
@@ -111,6 +113,10 @@ class Adversary(ABC):
 
     def describe(self) -> str:
         return f"{self.title} ({self.paper})"
+
+
+#: the registered names, in registry order (the CLI lists them without importing the engines)
+ADVERSARY_NAMES = ("baseline", "replay", "minimality", "background", "eligibility", "linkage")
 
 
 def _adversary_classes() -> tuple[type[Adversary], ...]:

@@ -391,11 +391,9 @@ class EligibilityAdversary(Adversary):
         else:
             cls, _ = release.classes()
             group = np.concatenate([cls, np.full(n_abs, -1, dtype=np.int64)])
+        # published people: what their class says is the other adversaries' (not considered here)
         post = np.full((group.size, len(targets)), np.nan)
-        tot = published / max(published.sum(), 1)
-        pub = group >= 0
-        post[pub] = tot  # the step does not change what a published person's class says
-        post[~pub] = p_s1
+        post[group < 0] = p_s1
         return AttackResult(adversary="eligibility", posterior=post, targets=targets, group=group,
                             l=float(l) if l else None, unresolved=np.zeros(group.size, dtype=bool),
                             sensitive=truth_in_targets(release, original, targets) if original is not None else None,
@@ -422,7 +420,7 @@ class LinkageAdversary(Adversary):
             hier = dict(original.hierarchies)
             pop_desc = f"{original.n_rows} people of the original table"
         else:
-            from .registry_audit import default_population
+            from ..release.registry import default_population
 
             population, pop_desc = default_population(rels, None)
             hier = None

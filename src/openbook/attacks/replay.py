@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from math import lgamma, log
+from math import lgamma
 from typing import Any, Callable, Sequence
 
 import numpy as np

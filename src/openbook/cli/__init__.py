@@ -1,4 +1,4 @@
-"""``openbook`` command line: ``datasets | check | anonymize | audit | registry | experiment | report | demo``.
+"""``openbook`` command line: ``datasets | check | anonymize | certify | audit | registry | report | experiment | demo``.
 
 One module per command, each with ``add_parser(subparsers)`` and its ``cmd_*`` function;
 options shared by several commands are defined once in :mod:`._common`. Bad input gets one
@@ -15,10 +15,10 @@ from typing import Sequence
 
 from .. import __version__
 from ..errors import OpenbookError, PrivacyLeakWarning
-from . import anonymize, audit, check, datasets, demo, experiment, registry, report
+from . import anonymize, audit, certify, check, datasets, demo, experiment, registry, report
 
 #: the commands, in the order ``--help`` lists them
-COMMANDS = (datasets, check, anonymize, experiment, audit, registry, report, demo)
+COMMANDS = (datasets, check, anonymize, certify, audit, registry, report, experiment, demo)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from ..config import RunConfig
@@ -86,7 +87,7 @@ def certify_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("certificate")
     g.add_argument("--max-risk", type=float, metavar="R", help="largest posterior any adversary may reach "
                    "(default: the model's 1/l, or alpha); above it nothing is written and the exit code is 3")
-    g.add_argument("--worlds", type=int, default=2000, help="replay adversary: possible worlds sampled per unit too "
+    g.add_argument("--worlds", type=int, help="replay adversary: possible worlds sampled per unit too "
                    "large to enumerate (default 2000; sampled posteriors count with 3 standard errors)")
     g.add_argument("--against-registry", metavar="DIR_OR_DB", help="earlier releases of the same people: the "
                    "linkage adversary certifies against them")
@@ -115,3 +116,68 @@ class status:
     def __exit__(self, *exc) -> None:
         if self._inner is not None:
             self._inner.__exit__(*exc)
+
+
+def original_options(p: argparse.ArgumentParser, *, required_for: str = "") -> None:
+    """``--original``: the table a release was made from — every individual's QIs (the
+    adversary's knowledge) and SA (the auditor's truth). One flag for every command."""
+    g = p.add_argument_group("the original table")
+    g.add_argument("--original", metavar="DATA", help="the original table: a file, a database URL or a built-in "
+                   f"dataset name (adult, adult-train, synthetic){required_for}")
+    g.add_argument("--format", choices=["csv", "parquet", "sqlite", "duckdb"], help="its format (default: the suffix)")
+    g.add_argument("--table", help="table to read from a database source")
+    g.add_argument("--query", help="SQL query to read from a database source")
+    g.add_argument("--hierarchy", action="append", default=[], metavar="COLUMN=PATH",
+                   help="ARX CSV hierarchy the release was made with (repeatable; 'adult:paper001'/'adult:arx')")
+
+
+def load_original(args: argparse.Namespace, release: Any) -> Any:
+    """The ``--original`` table encoded under the release's schema (``None`` without it)."""
+    src = getattr(args, "original", None)
+    if not src:
+        return None
+    from ..data.datasets import DATASETS, load_dataset
+    from ..data.loaders import read_table
+    from ..data.schema import Schema
+    from ..data.table import encode
+    from ..errors import DataError
+    from ..pipeline import load_hierarchy
+
+    schema = Schema.from_dict(release.meta["schema"])
+    used = {c.name for c in schema.qi} | {schema.sa.name}
+    hier: dict[str, Any] = {}
+    if src in DATASETS:
+        ds = load_dataset(src)
+        frame, hier = ds.frame, dict(ds.hierarchies)
+    else:
+        if "://" not in str(src) and not Path(src).exists():
+            raise DataError(f"original table {src} is missing", path=src)
+        frame = read_table(src, format=args.format, table=args.table, query=args.query)
+        if release.meta.get("source") in DATASETS:
+            hier = dict(load_dataset(release.meta["source"]).hierarchies)
+    for item in args.hierarchy:
+        col, sep, path = item.partition("=")
+        if not sep:
+            from ..errors import ParameterError
+
+            raise ParameterError(f"--hierarchy {item!r}: use COLUMN=PATH", parameter="hierarchy", value=item)
+        col = col.strip()
+        kind = schema.column(col).kind if col in used else "categorical"
+        h = load_hierarchy(path.strip(), col, kind)
+        if h is None:
+            hier.pop(col, None)
+        else:
+            hier[col] = h
+    return encode(frame, schema, {k: v for k, v in hier.items() if k in used}, source=str(src))
+
+
+def lazy_epilog(parser: argparse.ArgumentParser, make: Any) -> None:
+    """Compute ``parser``'s epilog only when its help is shown (the lists it holds import
+    the algorithm and model catalogs; building the parser must cost nothing)."""
+    format_help = parser.format_help
+
+    def with_epilog() -> str:
+        parser.epilog = make()
+        return format_help()
+
+    parser.format_help = with_epilog  # type: ignore[method-assign]

@@ -6,7 +6,8 @@ import argparse
 import time
 from typing import Any
 
-from ._common import certify_options, config_from_args, emit, input_options, output_options, print_table, status
+from ._common import (certify_options, config_from_args, emit, input_options, lazy_epilog, output_options,
+                      print_table, status)
 
 
 def anonymize_from_args(args: argparse.Namespace):
@@ -43,19 +44,29 @@ def anonymize_from_args(args: argparse.Namespace):
     return cfg, table, release
 
 
-def certify_from_args(args: argparse.Namespace, release, table) -> None:
-    """Certify the release before it is written (``--max-risk``, ``--no-certify``): exit
-    code 3 and no file when an adversary that applies puts someone above the target."""
+def certify_from_args(args: argparse.Namespace, cfg, release, table) -> None:
+    """Certify the release before it is written (``--max-risk``, ``--no-certify``, or the
+    TOML ``[certify]`` section): exit code 3 and no file when an adversary that applies puts
+    someone above the target."""
     from ..certificate import certify_release
 
+    c = cfg.certify
+    if args.max_risk is not None:
+        c["max_risk"] = args.max_risk
+    if args.worlds is not None:
+        c["worlds"] = args.worlds
+    if args.no_certify:
+        c["enabled"] = False
+    if args.against_registry:
+        c["against_registry"] = args.against_registry
     earlier = []
-    if getattr(args, "against_registry", None):
+    if c.get("against_registry"):
         from ..release.registry import ReleaseRegistry
 
-        earlier = [r for _, r in ReleaseRegistry(args.against_registry, create=False).releases()]
+        earlier = [r for _, r in ReleaseRegistry(c["against_registry"], create=False).releases()]
     with status("certifying the release", quiet=args.quiet) as st:
-        certify_release(release, original=table, earlier=earlier, max_risk=args.max_risk,
-                        enabled=not args.no_certify, params={"replay": {"worlds": args.worlds}},
+        certify_release(release, original=table, earlier=earlier, max_risk=c.get("max_risk"),
+                        enabled=bool(c.get("enabled", True)), params={"replay": {"worlds": int(c.get("worlds", 2000))}},
                         on_step=lambda name: st.update(f"certifying: the {name} adversary"))
 
 
@@ -64,7 +75,7 @@ def cmd_anonymize(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     cfg, table, release = anonymize_from_args(args)
-    certify_from_args(args, release, table)
+    certify_from_args(args, cfg, release, table)
     files = save_release(release, cfg.output["path"])
     m = release.meta
     payload = {
@@ -103,7 +114,7 @@ def certificate_rows(cert: dict[str, Any] | None) -> list[tuple[str, Any]]:
 
 def anonymize_epilog() -> str:
     """The algorithms and models ``anonymize --help`` lists (no heavy import)."""
-    from ..algorithms.base import CATALOG
+    from ..algorithms.catalog import CATALOG
     from ..models.registry import SPEC_HELP
     from ..pipeline import DEFAULT_FOR_POSTERIOR_BOUND, DEFAULT_OTHERWISE
 
@@ -119,8 +130,8 @@ def add_parser(sub: Any) -> None:
     a = sub.add_parser("anonymize", help="anonymize a table and write a verified, certified release",
                        description="Anonymize a table, verify the release against its model, certify it against "
                        "every adversary that applies (exit code 3 and no file when one puts someone above "
-                       "--max-risk), and write it.", epilog=anonymize_epilog(),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                       "--max-risk), and write it.", formatter_class=argparse.RawDescriptionHelpFormatter)
+    lazy_epilog(a, anonymize_epilog)
     a.add_argument("input", nargs="?", help="data file or database URL (or use --dataset / --config)")
     input_options(a)
     a.add_argument("-m", "--model", help="privacy model, e.g. 'k=5', 'l=3', 'entropy-l=3', 'recursive-l=3,c=2', "

@@ -25,7 +25,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from .registry import ExperimentResult, experiment

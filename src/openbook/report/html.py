@@ -11,9 +11,9 @@ script, no network) with
   suppression rate, and the COUNT-query ARE (paper 000 §5.3) when the original is given;
 * provenance (algorithm, parameters, seed, versions, when and how the page was made).
 
-The page takes a list of :class:`~openbook.attacks.base.AttackResult` (any adversary), so
-adversaries added later appear without changes here. :data:`REPORT_ADVERSARIES` maps the
-names ``--adversary`` accepts to functions ``(release, original_table | None) -> AttackResult``.
+The page takes a list of :class:`~openbook.attacks.base.AttackResult` (any adversary of the
+registry, :mod:`openbook.attacks.adversary`), so adversaries added later appear without
+changes here.
 """
 
 from __future__ import annotations
@@ -24,59 +24,26 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 from .. import __version__
 from ..data.table import EncodedTable
-from ..errors import ParameterError
 from ..release import Release
 from . import plots
 
-__all__ = ["REPORT_ADVERSARIES", "run_adversaries", "query_error_table", "render_report", "write_report"]
-
-
-def _baseline(release: Release, table: EncodedTable | None) -> Any:
-    from ..attacks.baseline import baseline_attack
-
-    return baseline_attack(release)
-
-
-def _minimality(release: Release, table: EncodedTable | None) -> Any:
-    from ..attacks.credibility import minimality_attack
-
-    if table is None:
-        raise ParameterError("the minimality adversary needs the individuals' QI values: give --original",
-                             parameter="original")
-    return minimality_attack(release, table)
-
-
-def _replay(release: Release, table: EncodedTable | None) -> Any:
-    """Algorithm replay (paper 000 §5.1), 2,000 sampled worlds per unit beyond exact reach."""
-    from ..attacks.replay import replay_release
-
-    if table is None:
-        raise ParameterError("the replay adversary needs the original table (--original)", parameter="original")
-    return replay_release(release, table, worlds=2000, seed=0)
-
-
-#: ``--adversary`` names → ``(release, original table or None) -> AttackResult``
-REPORT_ADVERSARIES: dict[str, Callable[[Release, EncodedTable | None], Any]] = {
-    "baseline": _baseline,
-    "minimality": _minimality,
-    "replay": _replay,
-}
+__all__ = ["run_adversaries", "query_error_table", "render_report", "write_report"]
 
 
 def run_adversaries(release: Release, names: Sequence[str], table: EncodedTable | None) -> list[Any]:
-    """Run the named adversaries; an unknown name is a ParameterError naming it."""
+    """Run the named adversaries of the registry (:mod:`openbook.attacks.adversary`)."""
+    from ..attacks.adversary import make_adversary
+
     out = []
     for name in names:
-        if name not in REPORT_ADVERSARIES:
-            raise ParameterError(f"unknown adversary {name!r} (known: {', '.join(sorted(REPORT_ADVERSARIES))})",
-                                 parameter="adversary", value=name)
-        out.append(REPORT_ADVERSARIES[name](release, table))
+        adv = make_adversary(name, **({"worlds": 2000} if name == "replay" else {}))
+        out.append(adv.run(release, original=table))
     return out
 
 

@@ -56,11 +56,17 @@ def test_each_value_targets_without_set():
 
 
 def test_summary_needs_l_and_frame_columns():
-    r = AttackResult("x", np.array([[0.2], [0.9]]), ["v"], np.array([0, -1]))
+    r = AttackResult("x", np.array([[0.2], [np.nan]]), ["v"], np.array([0, -1]))
     with pytest.raises(ParameterError, match="needs"):
         r.summary()
     s = r.summary(l=2)
-    assert s.n_published == 1 and s.n_vulnerable == 0  # the unpublished tuple does not count
+    assert s.n_published == 1 and s.n_vulnerable == 0  # an absent person not reasoned about does not count
+    assert s.n_unresolved == 0 and s.n_absent_evaluated == 0
+    # an absent person whose absence the adversary reasons about (a finite posterior) counts
+    r2 = AttackResult("x", np.array([[0.2], [0.9]]), ["v"], np.array([0, -1]))
+    s2 = r2.summary(l=2)
+    assert s2.n_published == 1 and s2.n_absent_evaluated == 1 and s2.n_vulnerable == 1
+    assert s2.max_posterior == 0.9
     assert list(r.frame().columns) == ["tuple", "group", "p[v]", "max_posterior"]
 
 
