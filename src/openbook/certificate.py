@@ -114,6 +114,12 @@ class Certificate:
             return None
         return max(bad, key=lambda f: (f.ran, f.n_unresolved > 0, f.max_posterior or 0.0))
 
+    def to_pandas(self) -> Any:
+        """One row per adversary: what it found (the certificate's findings as a table)."""
+        import pandas as pd
+
+        return pd.DataFrame([asdict(f) for f in self.findings])
+
     def to_dict(self) -> dict[str, Any]:
         return {"verdict": self.verdict, "target": self.target, "target_source": self.target_source,
                 "headline": self.headline(), "knowledge": dict(self.knowledge),

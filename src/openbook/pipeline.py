@@ -142,6 +142,10 @@ def algorithm_from(cfg: RunConfig, model: Any) -> Any:
     return make_algorithm(name, model=model, **a)
 
 
+#: stream tag of the skew step's generator (``default_rng([seed, SKEW_STREAM])``)
+SKEW_STREAM = 0x5CE
+
+
 def anonymize_skewed(table: EncodedTable, model: Any, algo: Any, *, skew: str, seed: Any = None,
                      kind: str | None = None) -> Any:
     """``--skew``: restore ℓ-eligibility first (paper 004: R-suppression, or Safe/Unsafe
@@ -153,7 +157,10 @@ def anonymize_skewed(table: EncodedTable, model: Any, algo: Any, *, skew: str, s
     from .algorithms.suppression import l_for_model, restore_eligibility
     from .release import Partition, build_release
 
-    step = restore_eligibility(table.sa_codes, l_for_model(model), method=skew, seed=seed,
+    # the skew step draws from its own stream, independent of the anonymizer's default_rng(seed)
+    # (as Anatomy's base partition does): one --seed never feeds the same draws to both
+    skew_rng = np.random.default_rng(None if seed is None else [int(seed), SKEW_STREAM])
+    step = restore_eligibility(table.sa_codes, l_for_model(model), method=skew, seed=skew_rng,
                                n_values=table.columns[table.sa_name].n_values)
     part = algo.partition(table.take(step.kept_rows))
     group = np.full(table.n_rows, -1, dtype=np.int64)

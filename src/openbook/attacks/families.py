@@ -385,18 +385,16 @@ class EligibilityAdversary(Adversary):
         # most frequent value of the base table, the one the step suppresses)
         p_s1 = np.asarray([float(x) for x in ep.posterior], dtype=np.float64)
         targets = [str(v) for v in domain.values]
-        n_abs = n_input - int(published.sum())
+        # the people it reasons about are the withheld ones (published people's classes are the
+        # other adversaries' business): one row per absent person
         if original is not None:
-            group = person_classes(release, original)
+            n_abs = int((person_classes(release, original) < 0).sum())
         else:
-            cls, _ = release.classes()
-            group = np.concatenate([cls, np.full(n_abs, -1, dtype=np.int64)])
-        # published people: what their class says is the other adversaries' (not considered here)
-        post = np.full((group.size, len(targets)), np.nan)
-        post[group < 0] = p_s1
+            n_abs = n_input - int(published.sum())
+        group = np.full(n_abs, -1, dtype=np.int64)
+        post = np.tile(p_s1, (n_abs, 1))
         return AttackResult(adversary="eligibility", posterior=post, targets=targets, group=group,
-                            l=float(l) if l else None, unresolved=np.zeros(group.size, dtype=bool),
-                            sensitive=truth_in_targets(release, original, targets) if original is not None else None,
+                            l=float(l) if l else None, unresolved=np.zeros(n_abs, dtype=bool),
                             notes={"knowledge": "the release, |T| and the skew step's algorithm (paper 004 K1-K2)",
                                    "method": method, "posterior_is_most_frequent": ep.to_dict()})
 

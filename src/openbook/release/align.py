@@ -30,6 +30,8 @@ def _rows_within_class(group: np.ndarray, cls: np.ndarray) -> np.ndarray:
 def align(release, table, *, partition=None) -> Alignment:
     cls, _ = release.classes()
     n = table.n_rows
+    if partition is None and getattr(release, "partition", None) is not None and release.partition.n_rows == n:
+        partition = release.partition
     if partition is not None:
         g = np.full(n, -1, dtype=np.int64)
         g[partition.group >= 0] = cls
