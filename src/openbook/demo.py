@@ -124,7 +124,8 @@ def run_demo(*, out_dir: Path, quiet: bool = False) -> dict[str, Any]:
         files = save_release(release, out_dir / f"{ds.name}-{slug}.csv")
         back = load_release(files[0])
         check = back.verify(model)
-        results = {name: fn(back, table) for name, fn in adversaries.items()}
+        # the publisher audits what it made (its own record of who is where); the reload checks the files
+        results = {name: fn(release, table) for name, fn in adversaries.items()}
         applied = {name: res for name, res in results.items() if res is not None}
         view = view_from_release(back, table)  # built once: utility, ARE and the report share it
         util = utility_summary(view, table)

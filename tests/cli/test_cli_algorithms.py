@@ -59,7 +59,7 @@ def test_algorithm_params_from_toml(capsys, tmp_path, small_frame):
         '[output]\npath = "out/rel.csv"\n[certify]\nenabled = false\n')
     code, o, e = run(capsys, ["anonymize", "--config", tmp_path / "run.toml", "--json"])
     assert code == 0, e
-    meta = json.loads((tmp_path / "out" / "rel.json").read_text())
+    meta = json.loads((tmp_path / "out" / "rel.csv.json").read_text())
     algo = meta["meta"]["algorithm"] if "meta" in meta else meta["algorithm"]
     assert algo["params"]["p"] == 0.5 and algo["params"]["order"] == "zorder"
     assert "seed" not in algo  # the seed is never published (it would let anyone replay RGG)

@@ -24,13 +24,15 @@ def files(tmp_path):
     rel = build_release(t, Partition.from_labels([0] * len(df)), model=make_model("simple-l=2,set=hiv,set-mode=total"))
     save_release(rel, tmp_path / "rel.csv")
     df.to_csv(tmp_path / "orig.csv", index=False)
+    (tmp_path / "qid.csv").write_text("q1;Q;*\nq2;Q;*\nq3;Q;*\n")  # the hierarchy the release used
     return tmp_path
 
 
 def test_minimality_audit_json_and_posteriors(files, capsys):
     out = files / "post.csv"
     rc = main(["audit", str(files / "rel.csv"), "--adversary", "minimality", "--original",
-               str(files / "orig.csv"), "--posteriors-out", str(out), "--json"])
+               str(files / "orig.csv"), "--hierarchy", f"qid={files / 'qid.csv'}", "--posteriors-out", str(out),
+               "--json"])
     assert rc == 0
     d = json.loads(capsys.readouterr().out)
     assert d["m_confidential"] is False and d["n_vulnerable"] == 4

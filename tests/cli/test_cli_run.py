@@ -38,7 +38,7 @@ def test_anonymize_from_toml(capsys, tmp_path, small_frame):
         '[output]\npath = "out/rel.parquet"\n')
     code, o, e = run(capsys, ["anonymize", "--config", tmp_path / "run.toml", "--json"])
     assert code == 0, e
-    assert (tmp_path / "out" / "rel.parquet").is_file() and (tmp_path / "out" / "rel.json").is_file()
+    assert (tmp_path / "out" / "rel.parquet").is_file() and (tmp_path / "out" / "rel.parquet.json").is_file()
 
 
 def test_check_raw_table_json(capsys, tmp_path, small_frame):

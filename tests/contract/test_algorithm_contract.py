@@ -60,7 +60,7 @@ def test_contract(name, seed, tmp_path):
     assert rel.meta["n_input"] == t.n_rows == rel.meta["n_published"] + rel.meta["n_suppressed"]
     assert rel.verify(model).holds
     save_release(rel, tmp_path / "r.csv")
-    meta = json.loads((tmp_path / "r.json").read_text())
+    meta = json.loads((tmp_path / "r.csv.json").read_text())
     text = json.dumps(meta)
     assert str(SEED + seed) not in text and '"seed"' not in text
 

@@ -66,8 +66,11 @@ def choose_targets(domain: SADomain, model: Any = None, sensitive_set: str | Non
         names = [str(v) for v in domain.values]
         return names, np.eye(n_sa, dtype=bool), None
     mask = domain.sensitive_mask(name)
-    if mask is None or not np.asarray(mask).any():
-        raise ParameterError(f"sensitive set {name!r} is empty", parameter="sensitive_set", value=name)
+    if mask is None:
+        raise ParameterError(f"unknown sensitive set {name!r} (declare it with --sensitive {name}=v1|v2)",
+                             parameter="sensitive_set", value=name)
+    # a declared set none of whose values is published is a target nobody can be linked to
+    # (posterior 0): the release's domain holds the published values only
     mask = np.asarray(mask, dtype=bool)
     if mode == "each" and mask.sum() > 1:
         idx = np.flatnonzero(mask)

@@ -68,7 +68,6 @@ from ..data.grouping import group_ids
 from ..data.table import EncodedTable
 from ..errors import ParameterError
 from ..models.base import SADomain
-from ..release.partition import Partition
 from ..release.release import Release
 from .base import AttackResult, model_l
 from .baseline import choose_targets, release_model
@@ -348,7 +347,9 @@ def class_posterior_multi(units: Sequence[tuple[int, np.ndarray]], counts: np.nd
     n_sa = counts.size
     idx = np.flatnonzero(counts > 0)
     cv = counts[idx]
-    n_states = int(np.prod(cv + 1))
+    # Π (c_v + 1) in Python ints: int64 wraps for large classes (994 people over 14 values
+    # is ~10^24 states) and a wrapped, negative count would pass the guard
+    n_states = math.prod(int(c) + 1 for c in cv.tolist())
     if n_states > max_states:
         return None, False, float("nan")
     r = idx.size
@@ -449,7 +450,15 @@ class _Knowledge:
     table: EncodedTable | None
 
 
-def _knowledge(knowledge: Any, qi: list[str]) -> _Knowledge:
+def _knowledge(knowledge: Any, qi: list[str], release: Release | None = None) -> _Knowledge:
+    if isinstance(knowledge, pd.DataFrame) and release is not None:
+        from ..data.schema import Schema
+        from ..data.table import encode
+
+        schema = Schema.from_dict(release.meta["schema"])
+        if schema.sa.name not in knowledge.columns:
+            raise ParameterError(f"knowledge table lacks the SA column {schema.sa.name!r}", parameter="knowledge")
+        knowledge = encode(knowledge, schema)
     if isinstance(knowledge, EncodedTable):
         cols = knowledge.columns
         get = lambda c: (np.asarray(cols[c].codes, dtype=np.int64),  # noqa: E731
@@ -475,31 +484,16 @@ def _knowledge(knowledge: Any, qi: list[str]) -> _Knowledge:
     return _Knowledge(codes, labels, n, table)
 
 
-def _align(release: Release, kn: _Knowledge, partition: Partition | None) -> np.ndarray:
-    """Original row of each published row (build_release keeps the input order)."""
-    n, n_pub, table = kn.n, release.n_published, kn.table
-    if partition is not None:
-        if partition.n_rows != n:
-            raise ParameterError(f"partition covers {partition.n_rows} rows, knowledge has {n}",
-                                 parameter="partition")
-        return np.flatnonzero(partition.group >= 0)
-    if n_pub == n:
-        return np.arange(n)
-    levels = release.meta.get("levels")
-    if levels is not None and table is not None and release.kind == "generalized":
-        labels = []
-        for name, lv in zip(release.qi, levels):
-            h = table.hierarchy(name)
-            labels.append(np.asarray([str(x) for x in h.label_of(h.generalize(table.columns[name].codes, int(lv)))],
-                                     dtype=object))
-        keys = pd.MultiIndex.from_arrays(labels)
-        pub = pd.MultiIndex.from_frame(release.data[release.qi].astype(str))
-        rows = np.flatnonzero(keys.isin(pub))
-        if rows.size == n_pub:
-            return rows
-    raise ParameterError(
-        f"cannot tell which of the {n} knowledge rows are the {n_pub} published ones: pass the "
-        "partition, or a knowledge table of exactly the published individuals", parameter="knowledge")
+def _align(release: Release, kn: _Knowledge) -> np.ndarray:
+    """Original row of each published row (``release.align``: the publisher's record, else
+    the QI values — rows carry no order)."""
+    from ..release.align import align
+
+    al = align(release, kn.table)
+    pub = np.full(release.n_published, -1, dtype=np.int64)
+    placed = np.flatnonzero(al.row >= 0)
+    pub[al.row[placed]] = placed
+    return pub
 
 
 def _binary_model(model: Any, target_masks: np.ndarray) -> bool:
@@ -534,7 +528,7 @@ def _binary_sat_fn(model: Any, set_name: str | None):
 
 def minimality_attack(release: Release, knowledge: Any, *, model: Any = None,
                       sensitive_set: str | None = None, set_mode: str | None = None,
-                      partition: Partition | None = None, assume_minimality: bool | str = "auto",
+                      assume_minimality: bool | str = "auto",
                       exact: bool = False, max_states: int = 200_000) -> AttackResult:
     """Credibility of every individual of ``knowledge`` under ``K^min_ad`` (module docstring).
 
@@ -551,9 +545,6 @@ def minimality_attack(release: Release, knowledge: Any, *, model: Any = None,
         The requirement ``R`` (default: the release's recorded model).
     sensitive_set, set_mode:
         The target set (default: the model's); see :func:`baseline.choose_targets`.
-    partition:
-        The release's partition, to align published rows with individuals when rows were
-        suppressed and the release is not a full-domain one (optional otherwise).
     assume_minimality:
         ``"auto"`` (default): exclude worlds only if the release's provenance says the
         algorithm follows minimality (or says nothing — the paper's adversary); ``True`` /
@@ -570,9 +561,9 @@ def minimality_attack(release: Release, knowledge: Any, *, model: Any = None,
     counts, domain = release.sa_counts()
     names, masks, set_name = choose_targets(domain, model, sensitive_set, set_mode)
     cls, n_cls = release.classes()
-    kn = _knowledge(knowledge, release.qi)
+    kn = _knowledge(knowledge, release.qi, release)
     n, table = kn.n, kn.table
-    pub_rows = _align(release, kn, partition)
+    pub_rows = _align(release, kn)
     ec, n_ec = group_ids([kn.codes[c] for c in release.qi])
     ec = np.asarray(ec, dtype=np.int64)
     if assume_minimality == "auto":
@@ -632,7 +623,7 @@ def minimality_attack(release: Release, knowledge: Any, *, model: Any = None,
             S = int(tgt_counts[g, 0])
             keys = np.stack([nG, u_tot[e], u_s[e]], axis=1)
             if len(keys) > 1:
-                kk = (keys[:, 0] * (int(keys[:, 1].max()) + 1) + keys[:, 1]) * (int(keys[:, 2].max()) + 1) + keys[:, 2]
+                kk, _ = group_ids([keys[:, 0], keys[:, 1], keys[:, 2]])  # no int64 product of sizes
                 _, first, inv, mult = np.unique(kk, return_index=True, return_inverse=True, return_counts=True)
                 uk = keys[first]
             else:

@@ -49,6 +49,7 @@ VLDB 2007 (paper 001).
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from math import lgamma
@@ -356,6 +357,9 @@ def _chain_dp(unit: Unit, K: np.ndarray, sizes: np.ndarray, rep: np.ndarray, n_s
         return None
     work = poly[np.concatenate([[0], pref[:-1]])] * poly[sizes] * K.size
     if np.any(work > 2e7) or work.sum() > _CHAIN_WORK:  # memory of one transition; total time
+        return None
+    # mixed-radix keys of the count vectors: Π (K_v + 1) must fit an int64 (Python ints)
+    if math.prod(int(k) + 1 for k in K.tolist()) >= 2**62:
         return None
     radix = np.concatenate([[1], np.cumprod(K[:-1] + 1)]).astype(np.int64)
     layers = [np.zeros((1, K.size), dtype=np.int64)]
@@ -956,6 +960,41 @@ def replay_partition(table: EncodedTable, partition: Partition, algorithm: Any, 
     return replay_attack(table, partition.group, algorithm, **kw)
 
 
+def _settle_ties(algo: Any, table: EncodedTable, group: np.ndarray) -> np.ndarray:
+    """People with equal QIs are interchangeable to the adversary, so which of them sits in
+    which group is the auditor's choice: within each run of equal QI tuples along the
+    algorithm's order, seat groups that started before the run first and groups that go on
+    after it last — the seating under which the groups are consecutive, as GG/SG made them."""
+    from ..algorithms.ordering import qi_order
+    from ..data.grouping import group_ids
+
+    pr = algo.priority.split(",") if isinstance(algo.priority, str) else algo.priority
+    order = qi_order(table, algo.order, pr)
+    key, _ = group_ids(table.qi_codes)
+    k = key[order]
+    g = group[order].copy()
+    n = g.size
+    if n == 0:
+        return group
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    ends = np.r_[starts[1:], n]
+    pos = np.arange(n)
+    valid = g >= 0
+    n_groups = int(group.max()) + 1 if valid.any() else 0
+    first = np.full(n_groups, n, dtype=np.int64)
+    last = np.full(n_groups, -1, dtype=np.int64)
+    np.minimum.at(first, g[valid], pos[valid])
+    np.maximum.at(last, g[valid], pos[valid])
+    for a, b in zip(starts[ends - starts > 1].tolist(), ends[ends - starts > 1].tolist()):
+        seg = g[a:b]
+        rank = np.where(seg < 0, 3, np.where(first[np.maximum(seg, 0)] < a, 0,
+                                              np.where(last[np.maximum(seg, 0)] >= b, 2, 1)))
+        g[a:b] = seg[np.lexsort((seg, rank))]
+    out = np.empty_like(group)
+    out[order] = g
+    return out
+
+
 def algorithm_from_provenance(prov: dict[str, Any], model: Any = None) -> Any:
     """The anonymizer a release's provenance (``meta["algorithm"]``) describes."""
     from ..algorithms.base import make_algorithm
@@ -976,29 +1015,31 @@ def replay_release(release: Any, knowledge: EncodedTable, *, worlds: int = 10_00
                    exact_limit: float = 1e6, sensitive_set: str | None = None,
                    partition: Partition | None = None) -> AttackResult:
     """Replay attack on a saved release: the algorithm from its provenance, the individuals'
-    QIs from ``knowledge`` (the original table, rows in the order the release was made
-    from; its SA marks the truly sensitive tuples). Groups of a bucketized release come
-    from its group-id column; a generalized release needs ``partition`` unless its classes
-    are the groups."""
+    QIs from ``knowledge`` (the original table; its SA marks the truly sensitive tuples).
+    The groups are the publisher's partition when known (``partition`` or
+    ``release.partition``), else the published classes, every person placed by
+    :func:`openbook.release.align.align` (rows carry no order)."""
+    from ..release.align import align, seated_sa
+
     algo = algorithm_from_provenance(release.meta.get("algorithm") or {}, release.meta.get("model"))
     n = knowledge.n_rows
+    if partition is None and release.partition is not None and release.partition.n_rows == n:
+        partition = release.partition  # the publisher's own groups
     if partition is not None:  # the publisher's own partition: its groups are the truth
         return replay_attack(knowledge, partition.group, algo, worlds=worlds, seed=seed,
                              exact_limit=exact_limit, sensitive_set=sensitive_set)
-    else:
-        if release.n_published != n:
-            raise ParameterError(f"the release publishes {release.n_published} of {n} knowledge rows: "
-                                 "pass the partition to align them", parameter="knowledge")
-        cls, _ = release.classes()
-        group = np.asarray(cls, dtype=np.int64)
-    # the released SA multisets: from the release, placed on the knowledge rows
     counts, dom = release.sa_counts()
     kdom = knowledge.sa_domain
-    if [str(v) for v in dom.values] != [str(v) for v in kdom.values]:
-        raise ParameterError("the knowledge table's SA values differ from the release's", parameter="knowledge")
-    kc = knowledge.group_sa_counts(group, counts.shape[0])
-    if not np.array_equal(kc, counts):
-        raise ParameterError("the knowledge table's SA counts per released group differ from the release",
+    unknown = sorted(set(map(str, dom.values)) - set(map(str, kdom.values)))
+    if unknown:
+        raise ParameterError(f"the release publishes SA value {unknown[0]!r} the knowledge table lacks",
                              parameter="knowledge")
+    al = align(release, knowledge)
+    if algo.name in ("gg", "rgg", "sg"):
+        al.group = _settle_ties(algo, knowledge, al.group)
+    group = al.group
+    # the released SA multisets, placed on the knowledge rows (people with equal QIs are
+    # interchangeable, so any consistent seating gives the adversary's posteriors)
+    knowledge = _with_sa(knowledge, seated_sa(release, knowledge, al))
     return replay_attack(knowledge, group, algo, worlds=worlds, seed=seed, exact_limit=exact_limit,
                          sensitive_set=sensitive_set)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from typing import Any
 
 from ._common import (certify_options, config_from_args, emit, input_options, lazy_epilog, output_options,
@@ -31,6 +32,10 @@ def anonymize_from_args(args: argparse.Namespace):
         from ..errors import ParameterError
 
         raise ParameterError("no output path (-o FILE.csv|.parquet|.sqlite|.duckdb or [output] path)", parameter="output")
+    from ..release.io import check_release_output
+
+    # refuse a bad output before any work: never over an input, an existing release (unless --force)
+    check_release_output(cfg.output["path"], force=args.force, inputs=_input_files(args, cfg))
     table = load_input(cfg)
     model = model_from(cfg)
     algo = algorithm_from(cfg, model)
@@ -42,6 +47,12 @@ def anonymize_from_args(args: argparse.Namespace):
         else:
             release = algo.anonymize(table, kind=cfg.output.get("kind"))
     return cfg, table, release
+
+
+def _input_files(args: argparse.Namespace, cfg) -> list[str]:
+    """Every file this command reads: the input, the config, hierarchy files."""
+    out = [cfg.input.get("path"), getattr(args, "config", None), *cfg.hierarchies.values()]
+    return [str(x) for x in out if isinstance(x, (str, Path))]
 
 
 def certify_from_args(args: argparse.Namespace, cfg, release, table) -> None:
@@ -76,7 +87,7 @@ def cmd_anonymize(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     cfg, table, release = anonymize_from_args(args)
     certify_from_args(args, cfg, release, table)
-    files = save_release(release, cfg.output["path"])
+    files = save_release(release, cfg.output["path"], force=args.force, inputs=_input_files(args, cfg))
     m = release.meta
     payload = {
         "files": [str(f) for f in files],
@@ -149,7 +160,10 @@ def add_parser(sub: Any) -> None:
     a.add_argument("--skew", choices=["none", "r-suppression", "safe-d", "unsafe-d"], default="none",
                    help="restore l-eligibility of a skewed SA first by suppressing dominant records (paper 004); "
                    "r-suppression resists the eligibility attack")
-    a.add_argument("-o", "--output", help="release file: .csv, .parquet, .sqlite or .duckdb")
+    a.add_argument("-o", "--output", help="release file: .csv, .parquet, .sqlite or .duckdb (its sidecar is "
+                   "FILE.json beside it)")
+    a.add_argument("--force", action="store_true", help="replace an existing release at --output (the old one "
+                   "stays intact until the new one is complete); never an input")
     certify_options(a)
     output_options(a)
     a.set_defaults(func=cmd_anonymize)

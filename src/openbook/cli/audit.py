@@ -5,7 +5,6 @@ linkage with a registry of earlier releases (paper 002) — through the adversar
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 from ._common import emit, load_original, original_options, output_options, print_table, status
@@ -26,6 +25,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from ..errors import ParameterError
     from ..release import load_release
 
+    if args.posteriors_out:
+        from ..release.io import check_plain_output
+
+        check_plain_output(args.posteriors_out, force=args.force, inputs=[args.release, args.original],
+                           what="--posteriors-out")
     release = load_release(args.release)
     adv = make_adversary(args.adversary, **adversary_params(args, args.adversary))
     original = load_original(args, release)
@@ -46,10 +50,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
                              parameter="l")
     summary = result.summary(l=l, m=args.m)
     if args.posteriors_out:
-        from ..release.io import _atomic_write
+        from ..release.io import write_plain
 
         frame = result.frame()
-        _atomic_write(Path(args.posteriors_out), lambda t: frame.to_csv(t, index=False))
+        write_plain(args.posteriors_out, lambda t: frame.to_csv(t, index=False))
     payload = summary.to_dict(groups=20)
     payload.update(adversary=adv.name, paper=adv.paper, posteriors_out=args.posteriors_out)
     emit(args, payload, lambda d: print_table(f"audit ({adv.name}, {adv.paper})", [
@@ -69,6 +73,7 @@ def add_parser(sub: Any) -> None:
                    "model's l; linkage: the post-linkage diversity l)")
     u.add_argument("--m", type=float, help="m of m-confidentiality (default: l)")
     u.add_argument("--posteriors-out", metavar="CSV", help="write every person's posteriors here")
+    u.add_argument("--force", action="store_true", help="replace an existing --posteriors-out file")
     u.add_argument("--set", help="sensitive value set (default: the release model's)")
     u.add_argument("--exact", action="store_true", help="minimality: exact integer counting (small tables)")
     u.add_argument("--worlds", type=int, help="replay: possible worlds sampled per unit too large to enumerate "

@@ -12,10 +12,12 @@ from ._common import config_from_args, emit, input_options, output_options, prin
 
 
 def _is_release(path: str) -> bool:
+    from ..release.io import sidecar_path
+
     p = Path(path)
     if p.suffix == ".json":
         return True
-    if p.with_suffix(".json").is_file():
+    if sidecar_path(p).is_file():
         return True
     if p.suffix.lower() in (".sqlite", ".sqlite3", ".db", ".duckdb", ".ddb") and p.is_file():
         from ..release.io import load_release

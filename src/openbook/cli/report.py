@@ -14,7 +14,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ..report.html import build_report, write_report
 
     from ..attacks.adversary import parse_adversaries
+    from ..release.io import check_plain_output
 
+    check_plain_output(args.output, force=args.force, inputs=[args.release, args.original], what="report")
     release = load_release(args.release)
     table = load_original(args, release)
     adversaries = parse_adversaries(args.adversary)
@@ -36,5 +38,7 @@ def add_parser(sub: Any) -> None:
     rp.add_argument("--queries", type=int, default=1000, help="COUNT queries per setting (default 1000)")
     rp.add_argument("--seed", type=int, default=0)
     rp.add_argument("-o", "--output", default="report.html", help="the HTML file (default report.html)")
+    rp.add_argument("--force", action="store_true", help="replace an existing file at --output (never a release's "
+                    "file or an input)")
     output_options(rp)
     rp.set_defaults(func=cmd_report)

@@ -1,57 +1,235 @@
-"""TEMPORARY stand-in for task A's alignment module (replaced at merge)."""
+"""Which person of the original table sits in which published class — without row order.
+
+A release's rows are in canonical order (:func:`.release.canonical_form`): the file says
+nothing about which input row a published row came from. An auditor (or an adversary, who
+knows every individual's QIs, paper 000 §2.4) recovers the placement from the QI values:
+
+* the publisher's own record (:attr:`Release.source_rows`, in memory right after
+  anonymization) gives it exactly;
+* a **bucketized** release publishes exact QIs: each published row is matched with a person
+  of the same QI tuple (people with equal QIs are interchangeable to any adversary, so any
+  consistent matching gives the same posteriors); people left over are absent;
+* a **generalized** release publishes labels (:mod:`.labels`): a person can sit in every
+  class whose labels cover their values. Classes are filled by a maximum flow from QI
+  *types* (distinct QI tuples) to classes with the class sizes as capacities
+  (``scipy.sparse.csgraph.maximum_flow``); when every type has one candidate class and no
+  one is left over, the placement is unique.
+
+``n_ambiguous`` counts the people whose class (or whether they are published at all) the QIs
+alone do not determine; the attacks report it. Rows inside a class are matched by equal SA
+value where possible (the auditor knows the truth), else in order.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
-from ..errors import ParameterError
+from ..data.grouping import group_ids
+from ..data.table import EncodedTable
+from ..errors import DataError
+from .labels import codes_of, label_masks
+from .release import GID, Release
 
 
 @dataclass
 class Alignment:
+    """Per row of the original table: published class (``Release.classes()`` numbering,
+    ``-1`` = absent) and published row (``-1`` = absent)."""
+
     group: np.ndarray
     row: np.ndarray
     n_ambiguous: int = 0
     exact: bool = True
 
+    @property
+    def absent(self) -> np.ndarray:
+        return self.group < 0
 
-def _rows_within_class(group: np.ndarray, cls: np.ndarray) -> np.ndarray:
+
+def align(release: Release, table: EncodedTable) -> Alignment:
+    """Place every person of ``table`` (the original) in ``release`` (module docstring)."""
+    cls, n_cls = release.classes()
+    n = table.n_rows
+    src = release.source_rows
+    if src is not None and int(release.meta.get("n_input", -1)) == n and (src.size == 0 or int(src.max()) < n):
+        group = np.full(n, -1, dtype=np.int64)
+        row = np.full(n, -1, dtype=np.int64)
+        group[src] = cls
+        row[src] = np.arange(src.size)
+        return Alignment(group, row, 0, True)
+    missing = [c for c in release.qi if c not in table.columns]
+    if missing:
+        raise DataError(f"the original table lacks the release's QI column {missing[0]!r}")
+    if release.kind == "bucketized":
+        return _align_exact(release, table, cls)
+    types, n_types = group_ids([table.columns[c].codes for c in release.qi])
+    return _align_labels(release, table, cls, n_cls, types, n_types)
+
+
+def _rows_by_sa(group: np.ndarray, cls: np.ndarray, table: EncodedTable, release: Release) -> np.ndarray:
+    """Published row of each placed person: within a class, people and rows are matched by
+    equal SA value where possible (the auditor knows the truth), else in order."""
     row = np.full(group.size, -1, dtype=np.int64)
     people = np.flatnonzero(group >= 0)
-    order_p = people[np.argsort(group[people], kind="stable")]
-    order_r = np.argsort(cls, kind="stable")
-    row[order_p] = order_r[: order_p.size]
+    p_sa = np.zeros(people.size, dtype=np.int64)
+    r_sa = np.zeros(cls.size, dtype=np.int64)
+    if release.sa in release.data.columns and table.sa_name == release.sa:
+        cats = [str(v).strip() for v in table.columns[table.sa_name].categories]
+        import pandas as pd
+
+        r_sa = pd.Index(cats).get_indexer(release.data[release.sa].astype(str).str.strip())
+        p_sa = table.sa_codes[people].astype(np.int64)
+    p_order = people[np.lexsort((p_sa, group[people]))]
+    r_order = np.lexsort((r_sa, cls))
+    row[p_order] = r_order
     return row
 
 
-def align(release, table, *, partition=None) -> Alignment:
-    cls, _ = release.classes()
+def _align_exact(release: Release, table: EncodedTable, cls: np.ndarray) -> Alignment:
+    """Bucketized: exact QI tuples. Each published row takes a person of its tuple."""
     n = table.n_rows
-    if partition is None and getattr(release, "partition", None) is not None and release.partition.n_rows == n:
-        partition = release.partition
-    if partition is not None:
-        g = np.full(n, -1, dtype=np.int64)
-        g[partition.group >= 0] = cls
-        return Alignment(g, _rows_within_class(g, cls))
-    if release.n_published == n:
-        return Alignment(np.asarray(cls, dtype=np.int64), np.arange(n))
-    levels = release.meta.get("levels")
-    if levels is not None and release.kind == "generalized":
-        labels = []
-        for name, lv in zip(release.qi, levels):
-            h = table.hierarchy(name)
-            labels.append(np.asarray([str(x) for x in h.label_of(h.generalize(table.columns[name].codes, int(lv)))],
-                                     dtype=object))
-        keys = pd.MultiIndex.from_arrays(labels)
-        pub = pd.MultiIndex.from_frame(release.data[release.qi].astype(str))
-        pk = pd.Index(pub.to_flat_index())
-        first = ~pk.duplicated()
-        g = np.full(n, -1, dtype=np.int64)
-        idx = pk[first].get_indexer(keys.to_flat_index())
-        ok = idx >= 0
-        g[ok] = cls[first][idx[ok]]
-        return Alignment(g, _rows_within_class(g, cls))
-    raise ParameterError("cannot align the release with the original table", parameter="original")
+    m = len(release.data)
+    # people and published rows typed in one numbering: group ids over both code matrices
+    both = [np.concatenate([table.columns[c].codes.astype(np.int64), codes_of(table, c, release.data[c])])
+            for c in release.qi]
+    ids, _ = group_ids(both)
+    person_type, row_type = ids[:n], ids[n:]
+    types, n_types = person_type, int(ids.max()) + 1 if ids.size else 0
+    have = np.bincount(types, minlength=n_types)
+    if m and (have[row_type] == 0).any():
+        i = int(np.flatnonzero(have[row_type] == 0)[0])
+        bad = {c: release.data[c].iloc[i] for c in release.qi}
+        raise DataError(f"the release publishes a QI tuple no person of the original table has ({bad}): it was "
+                        "not made from this table")
+    need = np.bincount(row_type, minlength=n_types)
+    if (need > have).any():
+        t = int(np.flatnonzero(need > have)[0])
+        raise DataError(f"the release publishes {need[t]} rows with a QI tuple only {have[t]} people of the original "
+                        "table have: it was not made from this table")
+    group = np.full(n, -1, dtype=np.int64)
+    row = np.full(n, -1, dtype=np.int64)
+    p_order = np.argsort(types, kind="stable")
+    r_order = np.lexsort((np.arange(row_type.size), cls, row_type))
+    p_start = np.concatenate([[0], np.cumsum(have)])
+    r_start = np.concatenate([[0], np.cumsum(need)])
+    rank_in_type = np.arange(row_type.size) - r_start[row_type[r_order]]
+    people = p_order[p_start[row_type[r_order]] + rank_in_type]
+    group[people] = cls[r_order]
+    row[people] = r_order
+    classes_per_type = np.zeros(n_types, dtype=np.int64)
+    pairs = np.unique(np.stack([row_type, cls], axis=1), axis=0)
+    np.add.at(classes_per_type, pairs[:, 0], 1)
+    ambiguous = (classes_per_type > 1) | ((need > 0) & (need < have))
+    return Alignment(group, row, int(have[ambiguous].sum()), False)
+
+
+def _align_labels(release: Release, table: EncodedTable, cls: np.ndarray, n_cls: int, types: np.ndarray,
+                  n_types: int) -> Alignment:
+    """Generalized: classes whose labels cover a person's values; a max flow fills them."""
+    n = table.n_rows
+    first_row = np.full(n_cls, -1, dtype=np.int64)
+    if cls.size:
+        first_row[cls[::-1]] = np.arange(cls.size)[::-1]
+    first_person = np.full(n_types, -1, dtype=np.int64)
+    first_person[types[::-1]] = np.arange(n)[::-1]
+    type_codes = np.stack([table.columns[c].codes[first_person] for c in release.qi], axis=1)
+    # cover[j]: (n_cls, card_j) — the codes class c's label of column j covers
+    cover = []
+    for j, name in enumerate(release.qi):
+        labels = release.data[name].astype(str).to_numpy()[first_row] if n_cls else np.zeros(0, dtype=object)
+        ulab, linv = np.unique(labels, return_inverse=True)
+        cover.append(label_masks(table, name, ulab)[np.asarray(linv).ravel()])
+    sizes = np.bincount(cls, minlength=n_cls)
+    if n_cls == 0:
+        return Alignment(np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64), 0, False)
+    # candidate (type, class) pairs from the most selective column, filtered by the others
+    load = [int(cov.sum(axis=0)[type_codes[:, j]].sum()) for j, cov in enumerate(cover)]
+    j0 = int(np.argmin(load))
+    cov0 = cover[j0].T  # (card, n_cls)
+    ptr = np.concatenate([[0], np.cumsum(cov0.sum(axis=1))])
+    idx = np.nonzero(cov0)[1]
+    lens = ptr[type_codes[:, j0] + 1] - ptr[type_codes[:, j0]]
+    pt = np.repeat(np.arange(n_types), lens)
+    pc = idx[np.repeat(ptr[type_codes[:, j0]], lens) + (np.arange(pt.size) - np.repeat(np.cumsum(lens) - lens, lens))]
+    keep = np.ones(pt.size, dtype=bool)
+    for j, cov in enumerate(cover):
+        if j != j0 and pt.size:
+            keep &= cov[pc, type_codes[pt, j]]
+    pt, pc = pt[keep], pc[keep]
+    have = np.bincount(types, minlength=n_types)
+    n_cand = np.bincount(pt, minlength=n_types)
+    covered = np.bincount(pc, weights=have[pt], minlength=n_cls)
+    if (covered < sizes).any():
+        c = int(np.flatnonzero(covered < sizes)[0])
+        raise DataError(f"the original table has {int(covered[c])} people the labels of published class {c} cover, "
+                        f"but the class holds {int(sizes[c])}: the release was not made from this table")
+    if (n_cand <= 1).all() and np.array_equal(covered, sizes):
+        flow_pt, flow_pc, flow = pt, pc, have[pt]  # unique placement
+    else:
+        flow_pt, flow_pc, flow = _max_flow(pt, pc, have, sizes, n_types, n_cls)
+        if int(flow.sum()) < int(sizes.sum()):
+            raise DataError("no placement of the original table's people fills the release's classes: the "
+                            "release was not made from this table")
+    ambiguous = (n_cand > 1) | (np.bincount(flow_pt, weights=flow, minlength=n_types) < have)
+    ambiguous &= n_cand > 0
+    # concrete people per (type, class) flow, then rows per class
+    group = np.full(n, -1, dtype=np.int64)
+    p_order = np.argsort(types, kind="stable")
+    p_start = np.concatenate([[0], np.cumsum(have)])
+    used = np.zeros(n_types, dtype=np.int64)
+    o = np.lexsort((flow_pc, flow_pt))
+    for t, c, f in zip(flow_pt[o].tolist(), flow_pc[o].tolist(), flow[o].tolist()):
+        if f:
+            group[p_order[p_start[t] + used[t]: p_start[t] + used[t] + f]] = c
+            used[t] += f
+    row = _rows_by_sa(group, cls, table, release)
+    return Alignment(group, row, int(have[ambiguous].sum()), False)
+
+
+def _max_flow(pt: np.ndarray, pc: np.ndarray, have: np.ndarray, sizes: np.ndarray, n_types: int,
+              n_cls: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Source -> type (cap: its people) -> class (cap: unbounded) -> sink (cap: class size)."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.csgraph import maximum_flow
+
+    s, t = n_types + n_cls, n_types + n_cls + 1
+    big = int(have.sum()) + 1
+    src = np.concatenate([np.full(n_types, s), pt, n_types + np.arange(n_cls)])
+    dst = np.concatenate([np.arange(n_types), n_types + pc, np.full(n_cls, t)])
+    cap = np.concatenate([have, np.full(pt.size, big), sizes]).astype(np.int32)
+    graph = csr_matrix((cap, (src, dst)), shape=(t + 1, t + 1))
+    res = maximum_flow(graph, s, t)
+    fl = res.flow.tocsr()
+    f = np.asarray(fl[pt, n_types + pc]).ravel().astype(np.int64)
+    return pt, pc, np.maximum(f, 0)
+
+
+def seated_sa(release: Release, table: EncodedTable, al: Alignment) -> np.ndarray:
+    """SA code of every person, consistent with the release: a published person takes an SA
+    value of their class's published multiset (their own where it fits — always, with the
+    publisher's record), an absent person keeps their own. Attacks that read per-class SA
+    counts off the original table then see exactly the release's counts."""
+    sa = table.sa_codes.astype(np.int64).copy()
+    cats = [str(v).strip() for v in table.columns[table.sa_name].categories]
+    import pandas as pd
+
+    lookup = pd.Index(cats)
+    placed = np.flatnonzero(al.group >= 0)
+    if release.kind == "generalized":
+        sa[placed] = lookup.get_indexer(release.data[release.sa].astype(str).str.strip().to_numpy()[al.row[placed]])
+        return sa
+    st = release.sa_table
+    gid_of_class = np.unique(release.data[GID].to_numpy())  # class k <-> k-th smallest GID
+    k = np.searchsorted(gid_of_class, st[GID].to_numpy())
+    vals = np.repeat(lookup.get_indexer(st[release.sa].astype(str).str.strip()), st["count"].to_numpy())
+    cls_of_val = np.repeat(k, st["count"].to_numpy())
+    # people of each class sorted by their own SA, values sorted: equal values meet first
+    p_order = placed[np.lexsort((sa[placed], al.group[placed]))]
+    v_order = np.lexsort((vals, cls_of_val))
+    sa[p_order] = vals[v_order]
+    return sa
+
+
+__all__ = ["Alignment", "align", "seated_sa", "GID"]

@@ -21,7 +21,7 @@ import pandas as pd
 
 from .. import __version__
 from ..data.table import EncodedTable
-from ..errors import DataError, VerificationError
+from ..errors import DataError, ParameterError, VerificationError
 from ..models.base import PrivacyModel, SADomain
 from .partition import Partition
 from .verify import ModelCheck, check_counts, require
@@ -41,6 +41,9 @@ class Release:
     sa: str
     sa_table: pd.DataFrame | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    #: the input row of each published row (in memory only, never written; ``None`` for a
+    #: loaded release): the publisher's exact alignment for the certificate
+    source_rows: np.ndarray | None = field(default=None, repr=False)
     #: the publisher's partition of the input (in memory only, never written): which input
     #: row sits in which group — what the certificate's adversaries are entitled to know
     #: (paper 000 §2.4: "which individuals form each group"); ``None`` for a loaded release
@@ -126,7 +129,15 @@ class Release:
             if int(self.sa_table[COUNT].sum()) != published:
                 raise VerificationError("the SA-table counts do not add up to the QI-table rows")
         counts, domain = self.sa_counts()
-        return require(model, counts, domain)
+        try:
+            return require(model, counts, domain)
+        except VerificationError as exc:
+            if "sa_reference" not in self.meta and _uses_reference(model) and self.n_suppressed:
+                raise VerificationError(
+                    f"{exc} (t-closeness is checked against the published rows' distribution, the only one "
+                    "a reader can see; declare the input's distribution public with --t-reference input)",
+                    model=model, failing_groups=exc.failing_groups) from None
+            raise
 
     @property
     def n_published(self) -> int:
@@ -148,11 +159,14 @@ def build_release(
     kind: str = "generalized",
     levels: Sequence[int] | None = None,
     verify: bool = True,
+    t_reference: Any = "published",
 ) -> Release:
     """Recode ``table`` by ``partition`` into a release, verified against ``model``.
 
     ``levels`` (one hierarchy level per QI) selects full-domain (global) recoding;
     otherwise each group is generalized to its own LCA / range (local recoding).
+    ``t_reference`` is the distribution t-closeness is verified against by every reader
+    (:func:`_reference`; default: the published rows' own).
     The partition itself is checked first (every row in one group or suppressed), then
     the model on the partition's groups, then the model on the published classes.
     """
@@ -183,6 +197,8 @@ def build_release(
     if table.kept is not None:
         for c in table.kept.columns:
             data[c] = table.kept[c].to_numpy()[rows]
+    # the file must be a function of the published rows alone: canonical row order and GIDs
+    data, sa_table, order = canonical_form(data, sa_table, kind=kind, sa=table.sa_name)
     meta = {
         "openbook_version": __version__,
         "kind": kind,
@@ -194,22 +210,139 @@ def build_release(
         "n_suppressed": partition.n_suppressed,
         "n_groups": partition.n_groups,
         "levels": None if levels is None else [int(x) for x in levels],
-        "sa_reference": _sa_reference(table),
-        "dropped_columns": list(table.dropped_columns),
-        "source": table.source,
     }
-    release = Release(kind, data, list(table.qi_names), table.sa_name, sa_table, meta, partition=partition)
+    if table.source in _BUILTIN_SOURCES:  # a built-in dataset's name is public; a file path is not
+        meta["source"] = table.source
+    reference = _reference(table, t_reference)
+    if reference is not None:
+        meta["sa_reference"] = reference
+    release = Release(kind, data, list(table.qi_names), table.sa_name, sa_table, meta, partition=partition,
+                      source_rows=rows[order])
     if model is not None and verify:
         meta["check"] = release.verify(model).to_dict()
     return release
 
 
-def _sa_reference(table: EncodedTable) -> dict[str, Any]:
-    """The SA domain as published in the sidecar: values in code order, the input table's
-    counts (t-closeness's reference distribution) and numeric values if any."""
+def _uses_reference(model: Any) -> bool:
+    """Does the model compare groups with a table-wide distribution (t-closeness)?"""
+    from ..models.t_closeness import TCloseness
+
+    return any(isinstance(m, TCloseness) for m in (getattr(model, "models", None) or [model]))
+
+
+#: built-in dataset names (their names, unlike a file's path, reveal nothing)
+_BUILTIN_SOURCES = ("adult", "adult-train", "synthetic")
+#: ``t_reference`` values: the reference distribution of t-closeness a reader checks against
+T_REFERENCES = ("published", "input")
+
+
+def _reference(table: EncodedTable, t_reference: Any) -> dict[str, Any] | None:
+    """The SA distribution t-closeness is checked against, when the publisher declares one
+    public (``"input"``: the input table's counts — they reveal the suppressed rows' SA
+    values; a mapping value -> count: a distribution from elsewhere, e.g. census totals).
+    ``"published"`` (the default) records nothing: the reference is the published rows'
+    own distribution, which reveals nothing beyond them."""
+    if t_reference is None or t_reference == "published":
+        return None
     dom = table.sa_domain
-    return {"values": [str(v) for v in dom.values], "counts": [int(c) for c in dom.global_counts],
+    values = [str(v) for v in dom.values]
+    if t_reference == "input":
+        counts = [int(c) for c in dom.global_counts]
+    elif isinstance(t_reference, dict):
+        unknown = sorted(set(map(str, t_reference)) - set(values))
+        if unknown:
+            raise ParameterError(f"--t-reference names SA value {unknown[0]!r} that the table lacks",
+                                 parameter="t-reference", value=unknown[0])
+        counts = [int(t_reference.get(v, 0)) for v in values]
+        if any(c < 0 for c in counts) or sum(counts) <= 0:
+            raise ParameterError("--t-reference counts must be non-negative with a positive total",
+                                 parameter="t-reference")
+    else:
+        raise ParameterError(f"t_reference={t_reference!r} must be 'published', 'input' or value -> count",
+                             parameter="t-reference", value=t_reference)
+    return {"values": values, "counts": counts, "declared_public": True,
             "numeric": None if dom.numeric is None else [float(x) for x in dom.numeric]}
+
+
+def _sorted_codes(values: Any) -> np.ndarray:
+    """Dense rank of each value in the natural order of the column's values."""
+    v = pd.Series(values)
+    if isinstance(v.dtype, pd.CategoricalDtype):
+        v = v.astype(str)
+    return pd.factorize(v, sort=True)[0].astype(np.int64)
+
+
+def _lexsort_rows(columns: list[np.ndarray], n: int) -> np.ndarray:
+    """Row order sorting by the columns, first column most significant."""
+    if not columns:
+        return np.arange(n)
+    return np.lexsort(columns[::-1])
+
+
+def canonical_form(data: pd.DataFrame, sa_table: pd.DataFrame | None, *, kind: str,
+                   sa: str) -> tuple[pd.DataFrame, pd.DataFrame | None, np.ndarray]:
+    """The release's rows in an order that is a function of the published content alone.
+
+    Row order and group numbering are channels: kept in input order, they hand the hidden
+    order (a table sorted by the SA, by a region that is not published) to every reader.
+    Generalized: rows sorted by their published values (QI labels, SA, kept columns) and
+    categories sorted. Bucketized: GIDs renumbered from each group's content — its size, its
+    members' QI tuples (sorted) and its SA counts — so only equal groups can swap numbers;
+    the QI-table sorted by (GID, QI values), the SA-table by (GID, SA value). Returns the
+    data, the SA-table and ``order`` (``order[i]``: the position before sorting of row ``i``).
+    """
+    data = data.copy()
+    n = len(data)
+    for c in data.columns:  # category order is written by Parquet: sorted, not first-seen
+        if isinstance(data[c].dtype, pd.CategoricalDtype):
+            data[c] = data[c].cat.reorder_categories(sorted(data[c].cat.categories, key=str))
+    if kind == "generalized":
+        cols = [_sorted_codes(data[c]) for c in data.columns]
+        order = _lexsort_rows(cols, n)
+        return data.iloc[order].reset_index(drop=True), None, order
+    assert sa_table is not None
+    other = [c for c in data.columns if c != GID]
+    rank = np.zeros(n, dtype=np.int64)
+    if n:
+        cols = [_sorted_codes(data[c]) for c in other]
+        o = _lexsort_rows(cols, n)
+        keys = np.stack(cols, axis=1)[o] if cols else np.zeros((n, 0), dtype=np.int64)
+        new = np.ones(n, dtype=bool)
+        if n > 1 and keys.shape[1]:
+            new[1:] = (keys[1:] != keys[:-1]).any(axis=1)
+        rank[o] = np.cumsum(new) - 1
+    gids, g = np.unique(data[GID].to_numpy(np.int64), return_inverse=True)
+    g = g.ravel().astype(np.int64)
+    n_groups = gids.size
+    sizes = np.bincount(g, minlength=n_groups)
+    # SA counts per group, values in name order, from the SA-table
+    st_g = np.searchsorted(gids, sa_table[GID].to_numpy(np.int64))
+    st_v = _sorted_codes(sa_table[sa])
+    n_sa = int(st_v.max()) + 1 if len(sa_table) else 0
+    counts = np.zeros((n_groups, max(n_sa, 1)), dtype=np.int64)
+    np.add.at(counts, (st_g, st_v), sa_table[COUNT].to_numpy(np.int64))
+    by_group = np.lexsort((rank, g))
+    width = int(sizes.max(initial=0))
+    if n_groups * max(width, 1) <= 50_000_000:
+        mat = np.full((n_groups, width), -1, dtype=np.int64)
+        start = np.cumsum(sizes) - sizes
+        pos = np.arange(n) - np.repeat(start, sizes)
+        mat[g[by_group], pos] = rank[by_group]
+        keys = [sizes] + [mat[:, j] for j in range(width)] + [counts[:, j] for j in range(counts.shape[1])]
+        gorder = np.lexsort(keys[::-1])
+    else:  # very wide groups: compare member sequences in Python
+        seqs = np.split(rank[by_group], np.cumsum(sizes)[:-1])
+        gorder = np.array(sorted(range(n_groups), key=lambda j: (int(sizes[j]), tuple(seqs[j].tolist()),
+                                                                  tuple(counts[j].tolist()))), dtype=np.int64)
+    new_gid = np.empty(n_groups, dtype=np.int64)
+    new_gid[gorder] = np.arange(n_groups)
+    data[GID] = new_gid[g] + 1
+    order = np.lexsort((rank, new_gid[g]))
+    data = data.iloc[order].reset_index(drop=True)
+    st = sa_table.copy()
+    st[GID] = new_gid[st_g] + 1
+    st = st.iloc[np.lexsort((st_v, st[GID].to_numpy()))].reset_index(drop=True)
+    return data, st, order
 
 
 def _generalized_column(table: EncodedTable, name: str, group: np.ndarray, n_groups: int,

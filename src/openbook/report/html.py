@@ -22,7 +22,6 @@ import datetime as _dt
 import html
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -233,20 +232,16 @@ def render_report(release: Release, *, attacks: Sequence[Any] = (), utility: dic
 
 
 def write_report(path: str | os.PathLike, page: str) -> Path:
-    """Write atomically (temporary file, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(page)
+    """Write atomically (temporary file, sync, rename); readable by everyone (0644)."""
+    from ..release.io import write_plain
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+
+    def write(tmp: Path) -> None:
+        tmp.write_text(page, encoding="utf-8")
         os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+
+    return write_plain(path, write)
 
 
 def build_report(release: Release, *, adversaries: Sequence[str] = ("baseline",), table: EncodedTable | None = None,

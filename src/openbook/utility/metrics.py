@@ -35,7 +35,6 @@ NCP (normalized certainty penalty, Xu et al. 2006, the measure paper 001 adapts)
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -45,6 +44,7 @@ import pandas as pd
 from ..data.table import EncodedTable
 from ..errors import HierarchyError, ParameterError
 from ..release import Partition, Release
+from ..release.labels import codes_of, label_masks, uses_ranges
 
 __all__ = [
     "ClassView",
@@ -100,12 +100,6 @@ class ClassView:
 # ---------------------------------------------------------------------------------------
 # building views
 # ---------------------------------------------------------------------------------------
-def _uses_ranges(table: EncodedTable, name: str) -> bool:
-    """Local recoding publishes a numeric column without declared hierarchy as ranges
-    (``release._generalized_column``)."""
-    return table.columns[name].kind == "numeric" and name not in table.hierarchies
-
-
 def _dedupe_masks(masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Unique rows of a boolean matrix and each row's index among them."""
     packed = np.packbits(masks, axis=1)
@@ -159,7 +153,7 @@ def view_from_partition(table: EncodedTable, partition: Partition, *, levels: Se
         if keep.size == 0:
             masks.append(np.zeros((0, table.columns[name].n_values), bool))
             continue
-        if _uses_ranges(table, name):
+        if uses_ranges(table, name):
             lo = np.full(G, np.iinfo(np.int64).max)
             hi = np.full(G, -1)
             np.minimum.at(lo, group, codes)
@@ -213,36 +207,6 @@ def _bucketized_view(qi: np.ndarray, group: np.ndarray, sa: np.ndarray, n_groups
                      uk[:, 0].astype(np.int64), gcounts)
 
 
-_RANGE = re.compile(r"^\[\s*(-?[0-9.eE+]+)\s*-\s*(-?[0-9.eE+]+)\s*\]$")
-
-
-def _label_masks(table: EncodedTable, name: str, labels: np.ndarray) -> np.ndarray:
-    """Ground values each published label of QI ``name`` stands for."""
-    col = table.columns[name]
-    card = col.n_values
-    out = np.zeros((labels.size, card), dtype=bool)
-    h = table.hierarchy(name) if not _uses_ranges(table, name) else None
-    num = col.numeric
-    for i, lab in enumerate(labels):
-        lab = str(lab)
-        if h is not None:
-            try:
-                out[i] = h.leaf_mask(int(h.nodes_of([lab])[0]))
-                continue
-            except HierarchyError:
-                if num is None:
-                    raise
-        m = _RANGE.match(lab)
-        try:
-            lo, hi = (float(m.group(1)), float(m.group(2))) if m else (float(lab), float(lab))
-        except ValueError:
-            raise HierarchyError(f"published value {lab!r} of column {name!r} is neither a node of its "
-                                 "hierarchy nor a numeric range", column=name, value=lab) from None
-        if num is None:
-            raise HierarchyError(f"published value {lab!r} of column {name!r} is not in its hierarchy",
-                                 column=name, value=lab)
-        out[i] = (num >= lo) & (num <= hi)
-    return out
 
 
 def _sa_index(table: EncodedTable, values: Sequence[Any]) -> np.ndarray:
@@ -268,7 +232,7 @@ def view_from_release(release: Release, table: EncodedTable) -> ClassView:
     cards = [table.columns[n].n_values for n in release.qi]
     if release.kind == "bucketized":
         gid_codes, gids = pd.factorize(release.data["gid"], sort=True)
-        qi = np.column_stack([_codes_of(table, n, release.data[n]) for n in release.qi])
+        qi = np.column_stack([codes_of(table, n, release.data[n]) for n in release.qi])
         st = release.sa_table
         assert st is not None
         sg = pd.Index(gids).get_indexer(st["gid"])
@@ -286,24 +250,11 @@ def view_from_release(release: Release, table: EncodedTable) -> ClassView:
     for j, name in enumerate(release.qi):
         labels = release.data[name].astype(str).to_numpy()[first] if n_cls else np.zeros(0, object)
         uniq, inv = np.unique(labels, return_inverse=True)
-        masks.append(_label_masks(table, name, uniq))
+        masks.append(label_masks(table, name, uniq))
         vals[:, j] = inv.ravel()
     sa = _sa_index(table, list(release.data[release.sa].astype(str))) if len(release.data) else np.zeros(0, np.int64)
     counts = _counts(cls, sa, n_cls, n_sa)
     return _generalized(release.qi, masks, vals, counts, n_input, n_sup)
-
-
-def _codes_of(table: EncodedTable, name: str, values: pd.Series) -> np.ndarray:
-    col = table.columns[name]
-    if col.kind == "numeric" and col.numeric is not None:
-        idx = pd.Index(col.numeric).get_indexer(pd.to_numeric(values, errors="coerce").to_numpy(np.float64))
-    else:
-        idx = pd.Index([str(v).strip() for v in col.categories]).get_indexer(values.astype(str).str.strip())
-    if (idx < 0).any():
-        bad = values.iloc[int(np.flatnonzero(idx < 0)[0])]
-        raise HierarchyError(f"value {bad!r} of column {name!r} does not occur in the original table",
-                             column=name, value=bad)
-    return idx.astype(np.int64)
 
 
 # ---------------------------------------------------------------------------------------
