@@ -7,6 +7,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from .config import RunConfig
 from .data.datasets import load_dataset
 from .data.loaders import read_table
@@ -116,6 +118,24 @@ DEFAULT_OTHERWISE = ("mondrian", "the model bounds no posterior (k-anonymity, t-
                      "Mondrian gives the finest generalized release that satisfies it")
 
 
+def t_reference_from(spec: Any) -> Any:
+    """``--t-reference``: ``published`` (default), ``input``, or a CSV file of ``value,count``
+    rows — a distribution the publisher declares public (e.g. census totals)."""
+    if spec is None or spec in ("published", "input") or isinstance(spec, dict):
+        return spec or "published"
+    path = Path(str(spec))
+    if not path.is_file():
+        raise ParameterError(f"--t-reference {spec!r}: use 'published', 'input' or a CSV file of value,count",
+                             parameter="t-reference", value=spec)
+    frame = read_table(path)
+    if frame.shape[1] != 2:
+        raise ParameterError(f"--t-reference {path}: expected two columns, value and count", parameter="t-reference")
+    counts = pd.to_numeric(frame.iloc[:, 1], errors="coerce")
+    if counts.isna().any():
+        raise ParameterError(f"--t-reference {path}: a count is not a number", parameter="t-reference")
+    return dict(zip(frame.iloc[:, 0].astype(str), counts.astype("int64")))
+
+
 def default_algorithm(model: Any) -> tuple[str, dict[str, Any], str]:
     """``(name, params, why)`` of the anonymizer ``anonymize`` picks when none is given:
     one whose release passes its own certificate (``tests/regression/test_default_algorithm.py``
@@ -147,7 +167,7 @@ SKEW_STREAM = 0x5CE
 
 
 def anonymize_skewed(table: EncodedTable, model: Any, algo: Any, *, skew: str, seed: Any = None,
-                     kind: str | None = None) -> Any:
+                     kind: str | None = None, t_reference: Any = "published") -> Any:
     """``--skew``: restore ℓ-eligibility first (paper 004: R-suppression, or Safe/Unsafe
     D-suppression), then run the anonymizer on the kept rows. Withheld rows are group -1 of
     the final partition, so ``n_input = n_published + n_suppressed`` still holds, and the
@@ -168,6 +188,6 @@ def anonymize_skewed(table: EncodedTable, model: Any, algo: Any, *, skew: str, s
     prov = {**part.provenance, "skew": step.provenance()}
     full = Partition(group, part.n_groups, provenance=prov, extra=part.extra)
     release = build_release(table, full, model=model, kind=kind or algo.release_kind,
-                            levels=algo.release_levels())
+                            levels=algo.release_levels(), t_reference=t_reference)
     release.meta["skew"] = step.provenance()
     return release

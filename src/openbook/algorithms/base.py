@@ -65,10 +65,11 @@ class Anonymizer(ABC):
         """Hierarchy levels for global (full-domain) recoding, or None for local recoding."""
         return None
 
-    def anonymize(self, table: EncodedTable, *, kind: str | None = None) -> Release:
+    def anonymize(self, table: EncodedTable, *, kind: str | None = None, t_reference: Any = "published") -> Release:
+        """Partition, recode and verify (``t_reference``: see :func:`openbook.release.build_release`)."""
         part = self.partition(table)
         return build_release(table, part, model=self.model, kind=kind or self.release_kind,
-                             levels=self.release_levels())
+                             levels=self.release_levels(), t_reference=t_reference)
 
 
 def algorithm_class(name: str) -> type["Anonymizer"]:

@@ -205,9 +205,9 @@ class Mask(Anonymizer):
     def partition(self, table: EncodedTable) -> Partition:
         return self.run(table).partition
 
-    def anonymize(self, table: EncodedTable, *, kind: str | None = None) -> Release:
+    def anonymize(self, table: EncodedTable, *, kind: str | None = None, t_reference: Any = "published") -> Release:
         res = self.run(table)
         model = AllOf([KAnonymity(k=int(self.k)), self.model])
-        rel = build_release(res.table, res.partition, model=model, kind=kind or self.kind)
+        rel = build_release(res.table, res.partition, model=model, kind=kind or self.kind, t_reference=t_reference)
         rel.meta["distortion"] = res.report
         return rel

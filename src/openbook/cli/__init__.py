@@ -15,16 +15,27 @@ from typing import Sequence
 
 from .. import __version__
 from ..errors import OpenbookError, PrivacyLeakWarning
-from . import anonymize, audit, certify, check, datasets, demo, experiment, registry, report
+from . import (
+    anonymize,
+    audit,
+    certify,
+    check,
+    datasets,
+    demo,
+    experiment,
+    registry,
+    report,
+)
+from ._common import Parser
 
 #: the commands, in the order ``--help`` lists them
 COMMANDS = (datasets, check, anonymize, certify, audit, registry, report, experiment, demo)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="openbook", description=__doc__.splitlines()[0])
+    p = Parser(prog="openbook", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"openbook {__version__}")
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     for command in COMMANDS:
         command.add_parser(sub)
     return p
@@ -32,7 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help / --version (0) or a usage error (2, one line printed)
+        return int(exc.code or 0) if isinstance(exc.code, (int, type(None))) else 2
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", PrivacyLeakWarning)

@@ -10,6 +10,18 @@ from typing import Any
 from ..config import RunConfig
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with openbook's error form: one line naming the problem, exit code 2 (not
+    the usage block argparse prints)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        import sys
+
+        where = self.prog.removeprefix("openbook").strip()
+        print(f"openbook: error: {where + ': ' if where else ''}{message} (see {self.prog} --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def input_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("input and schema")
     g.add_argument("--config", help="TOML run configuration (flags override it)")

@@ -12,7 +12,7 @@ from ._common import (certify_options, config_from_args, emit, input_options, la
 
 
 def anonymize_from_args(args: argparse.Namespace):
-    from ..pipeline import algorithm_from, anonymize_skewed, load_input, model_from
+    from ..pipeline import algorithm_from, anonymize_skewed, load_input, model_from, t_reference_from
 
     cfg = config_from_args(args)
     if args.model:
@@ -40,12 +40,13 @@ def anonymize_from_args(args: argparse.Namespace):
     model = model_from(cfg)
     algo = algorithm_from(cfg, model)
     skew = getattr(args, "skew", None)
+    ref = t_reference_from(args.t_reference or cfg.output.get("t_reference"))
     with status(f"anonymizing {table.n_rows} rows with {algo.name}", quiet=args.quiet):
         if skew and skew != "none":
             release = anonymize_skewed(table, model, algo, skew=skew, seed=cfg.algorithm.get("seed"),
-                                       kind=cfg.output.get("kind"))
+                                       kind=cfg.output.get("kind"), t_reference=ref)
         else:
-            release = algo.anonymize(table, kind=cfg.output.get("kind"))
+            release = algo.anonymize(table, kind=cfg.output.get("kind"), t_reference=ref)
     return cfg, table, release
 
 
@@ -157,6 +158,10 @@ def add_parser(sub: Any) -> None:
     a.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None,
                    help="mondrian: strict (--strict) or relaxed (--no-strict) partitioning")
     a.add_argument("--kind", choices=["generalized", "bucketized"], help="release kind (default: the algorithm's)")
+    a.add_argument("--t-reference", metavar="published|input|CSV", help="t-closeness: the distribution every "
+                   "reader checks classes against (default: the published rows' own; 'input' publishes the input's "
+                   "SA counts, which reveal the suppressed rows' values; a CSV of value,count declares another "
+                   "public distribution)")
     a.add_argument("--skew", choices=["none", "r-suppression", "safe-d", "unsafe-d"], default="none",
                    help="restore l-eligibility of a skewed SA first by suppressing dominant records (paper 004); "
                    "r-suppression resists the eligibility attack")

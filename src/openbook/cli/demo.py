@@ -22,5 +22,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def add_parser(sub: Any) -> None:
     m = sub.add_parser("demo", help="the end-to-end story on the built-in data")
     m.add_argument("--out", default="openbook-demo", help="folder for the demo's release files")
+    m.add_argument("--quiet", action="store_true", help="no progress display")
     output_options(m)
     m.set_defaults(func=cmd_demo)

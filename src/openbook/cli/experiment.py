@@ -27,5 +27,6 @@ def add_parser(sub: Any) -> None:
     x.add_argument("--quick", action="store_true", help="the small variant CI runs")
     x.add_argument("--seed", type=int, default=0)
     x.add_argument("--out", default="experiments-out", help="output folder")
+    x.add_argument("--quiet", action="store_true", help="no progress display")
     output_options(x)
     x.set_defaults(func=cmd_experiment)

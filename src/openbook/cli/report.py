@@ -38,6 +38,7 @@ def add_parser(sub: Any) -> None:
     rp.add_argument("--queries", type=int, default=1000, help="COUNT queries per setting (default 1000)")
     rp.add_argument("--seed", type=int, default=0)
     rp.add_argument("-o", "--output", default="report.html", help="the HTML file (default report.html)")
+    rp.add_argument("--quiet", action="store_true", help="no progress display")
     rp.add_argument("--force", action="store_true", help="replace an existing file at --output (never a release's "
                     "file or an input)")
     output_options(rp)

@@ -158,7 +158,7 @@ def _check_section(release: Release) -> str:
 
 
 def _attack_section(result: Any, index: int) -> str:
-    s = result.summary()
+    s = result.summary(l=result.l if result.l is not None else 1.0)  # no ℓ: no threshold
     d = s.to_dict(groups=10)
     name = d["adversary"]
     vuln_cls = "bad" if d["n_vulnerable"] else "ok"
