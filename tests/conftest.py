@@ -1,6 +1,10 @@
-"""Shared fixtures. Paths are relative to this file; the Adult data is looked up in
-../shared/data/adult (beside the repository), and tests needing it skip with a reason when
-it is absent."""
+"""Shared fixtures. Paths are relative to this file.
+
+UCI Adult is found the way openbook finds it (``$OPENBOOK_DATA``, then ``../shared`` beside
+the repository — a convenience for speed only — then the user cache); where it is absent
+(a fresh clone), the session obtains it the way a user does, ``openbook datasets fetch
+adult``, once, into a temporary cache, and points ``$OPENBOOK_DATA`` at it for every test
+and subprocess of the session."""
 
 from __future__ import annotations
 
@@ -16,10 +20,26 @@ ADULT_DIR = SHARED / "data" / "adult"
 
 
 @pytest.fixture(scope="session")
-def adult_dir() -> Path:
-    if not (ADULT_DIR / "adult.data").is_file():
-        pytest.skip("UCI Adult not present in ../shared/data/adult")
-    return ADULT_DIR
+def adult_dir(tmp_path_factory) -> Path:
+    import os
+    import subprocess
+    import sys
+
+    from openbook.data import adult
+    from openbook.errors import DataError
+
+    try:
+        found = adult.find_adult()
+    except DataError:
+        cache = tmp_path_factory.mktemp("xdg-cache")
+        env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+        run = "from openbook.cli import main; import sys; sys.exit(main(sys.argv[1:]))"
+        proc = subprocess.run([sys.executable, "-c", run, "datasets", "fetch", "adult"], env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, f"openbook datasets fetch adult failed: {proc.stderr.strip()}"
+        found = cache / "openbook" / "adult"
+    os.environ["OPENBOOK_DATA"] = str(found)  # load_dataset("adult") everywhere in the session
+    return Path(found)
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ NAMES = [e.name for e in list_experiments()]
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_quick_experiment_writes_outputs(name, tmp_path, capsys):
+def test_quick_experiment_writes_outputs(name, tmp_path, capsys, adult_dir):
     code = main(["experiment", name, "--quick", "--out", str(tmp_path), "--json"])
     out, err = capsys.readouterr()
     assert code == 0, err

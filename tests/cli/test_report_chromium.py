@@ -2,6 +2,7 @@
 installs it): the screenshot is not blank and the key numbers are in the DOM."""
 
 import json
+import os
 import shutil
 import subprocess
 
@@ -22,7 +23,9 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 
 def _chromium(args, profile):
     if CHROMIUM is None:
-        pytest.fail("chromium is not installed: .ci/run installs it with apt (apt-get install -y chromium)")
+        if os.environ.get("OPENBOOK_REQUIRE_CHROMIUM") == "1":  # .ci/run installs it and sets this
+            pytest.fail("chromium is not installed but OPENBOOK_REQUIRE_CHROMIUM=1")
+        pytest.skip("no chromium on this machine (apt-get install -y chromium); .ci/run requires it")
     return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True,
                           text=True, timeout=120)
 

@@ -65,15 +65,24 @@ def disease_dag() -> Hierarchy:
     )
 
 
+#: the ARX Adult hierarchies openbook ships (copies of ARX's files)
+PACKAGED_ARX = Path(__file__).resolve().parents[3] / "src" / "openbook" / "data" / "hierarchies" / "arx"
+
+
 @pytest.fixture
 def arx_dir() -> Path:
+    """ARX's Adult hierarchies: the shared copy beside the repository when present, else the
+    copies openbook ships (a fresh clone)."""
+    return ARX_DIR if ARX_DIR.is_dir() else PACKAGED_ARX
+
+
+@pytest.fixture
+def shared_arx_dir() -> Path:
     if not ARX_DIR.is_dir():
-        pytest.skip(f"ARX Adult hierarchies not found at {ARX_DIR} (shared data directory absent)")
+        pytest.skip(f"no ARX files beside the repository ({ARX_DIR}) to compare the packaged copies with")
     return ARX_DIR
 
 
 @pytest.fixture
-def shared_adult_dir() -> Path:
-    if not (ADULT_DIR / "adult.data").is_file():
-        pytest.skip(f"UCI Adult data not found at {ADULT_DIR} (shared data directory absent)")
-    return ADULT_DIR
+def shared_adult_dir(adult_dir) -> Path:
+    return adult_dir

@@ -62,7 +62,8 @@ def test_round_trip_real_files(arx_dir, tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp files
 
 
-def test_packaged_copies_match_shared_files(arx_dir):
+def test_packaged_copies_match_shared_files(shared_arx_dir):
+    arx_dir = shared_arx_dir
     for col in ARX_HEIGHTS:
         name = f"adult_hierarchy_{col}.csv"
         assert (PACKAGED / name).read_bytes() == (arx_dir / name).read_bytes()
