@@ -418,7 +418,7 @@ class LinkageAdversary(Adversary):
             hier = dict(original.hierarchies)
             pop_desc = f"{original.n_rows} people of the original table"
         else:
-            from ..release.registry import default_population
+            from .linkage_audit import default_population
 
             population, pop_desc = default_population(rels, None)
             hier = None

@@ -1,6 +1,6 @@
-"""The release registry: the releases a publisher has already made, and the linkage audit a
-new release must pass before it goes out (paper 002 §2.3: an adversary who knows a person's
-QI intersects the classes that contain them across every release).
+"""The release registry: the releases a publisher has already made (storage only; the
+linkage audit a new release must pass is :mod:`openbook.attacks.linkage_audit`, paper 002
+§2.3).
 
 Two stores, chosen by the path:
 
@@ -10,37 +10,34 @@ Two stores, chosen by the path:
   ``registry_index`` (name, added, kind, meta as JSON) and per release ``r<id>_data`` /
   ``r<id>_sa``.
 
-:meth:`ReleaseRegistry.audit` links the new release with every earlier one
-(:func:`openbook.attacks.linkage.linkage`) for a population of people and refuses — raises
-:class:`InfeasibleError` naming how many people fall below ℓ and which releases they are
-linked through — or, with ``warn_only=True``, issues a :class:`PrivacyLeakWarning`.
-
-The population is the people whose QI values the adversary may know: pass it (the source
-table of the new release is the natural choice). Without it, the audit uses every QI tuple
-published ungeneralized in the releases (the QI-tables of bucketized releases and the rows of
-generalized releases whose labels are single values), which may miss people hidden behind
-ranges; the report says which population was used.
+**Concurrency.** Every add holds an exclusive lock (``flock`` on ``.registry.lock`` in the
+folder, or ``.<file>.lock`` beside the database) for its whole read-modify-write, and every
+read a shared one, so two processes adding at once both land, numbered in turn. A lock not
+obtained within ``LOCK_TIMEOUT`` seconds is a one-line error.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
+import fcntl
 import json
 import os
 import re
 import sqlite3
-import tempfile
-import warnings
-from dataclasses import dataclass, field
+import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator
 
-import numpy as np
 import pandas as pd
 
-from ..errors import DataError, InfeasibleError, ParameterError, PrivacyLeakWarning
-from .io import DB_SUFFIXES, _apply_dtypes, _dtypes, _from_meta, _json_default, _plain, load_release, save_release, write_db_table
+from ..errors import DataError, ParameterError
+from .io import (DB_SUFFIXES, _apply_dtypes, _dtypes, _from_meta, _json_default, _plain, load_release, save_release,
+                 write_db_table, write_plain)
 from .release import Release
+
+#: seconds to wait for another process's add before giving up
+LOCK_TIMEOUT = 60.0
 
 INDEX = "registry.json"
 _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
@@ -48,43 +45,6 @@ _NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-
-
-@dataclass
-class AuditReport:
-    """Result of auditing a new release against the registry."""
-
-    l: int
-    new_release: str
-    earlier: list[str]
-    population: str
-    n_people: int
-    n_below: int
-    n_already_below: int
-    n_disclosed: int
-    pairwise: dict[str, int]
-    involved: list[str]
-    summary: dict[str, Any]
-    diversity: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=np.int64))
-
-    @property
-    def ok(self) -> bool:
-        return self.n_below == 0
-
-    def message(self) -> str:
-        if self.ok:
-            return (f"{self.new_release}: every one of {self.n_people} people keeps post-linkage diversity ≥ {self.l} "
-                    f"across {len(self.earlier)} earlier release(s)")
-        rel = ", ".join(self.involved) if self.involved else "(the new release alone)"
-        return (f"{self.new_release}: linkage with earlier releases {rel} drops {self.n_below} of {self.n_people} "
-                f"people below l={self.l} ({self.n_disclosed} to diversity 1)")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "l": self.l, "new_release": self.new_release, "earlier": self.earlier,
-                "population": self.population, "n_people": self.n_people, "n_below_l": self.n_below,
-                "n_already_below_l": self.n_already_below, "n_disclosed": self.n_disclosed,
-                "pairwise_below_l": self.pairwise, "releases_involved": self.involved,
-                "summary": self.summary, "message": self.message()}
 
 
 class ReleaseRegistry:
@@ -95,35 +55,80 @@ class ReleaseRegistry:
         self.is_db = self.path.suffix.lower() in DB_SUFFIXES
         if not create and not self.path.exists():
             raise DataError(f"no release registry at {self.path}", path=self.path)
-        if not self.is_db:
-            if self.path.exists() and not self.path.is_dir():
-                raise DataError(f"registry path {self.path} is a file, not a folder or database", path=self.path)
+        if not self.is_db and self.path.exists() and not self.path.is_dir():
+            raise DataError(f"registry path {self.path} is a file, not a folder or database", path=self.path)
+        if self.is_db and self.path.is_dir():
+            raise DataError(f"registry path {self.path} is a folder, not a database file", path=self.path)
+
+    # -- locking -----------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _lock(self, exclusive: bool) -> Iterator[None]:
+        lock = (self.path / ".registry.lock") if not self.is_db else self.path.with_name(f".{self.path.name}.lock")
+        if not lock.parent.exists():
+            if not exclusive:
+                yield
+                return
+            lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            deadline = time.monotonic() + LOCK_TIMEOUT
+            mode = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
+            while True:
+                try:
+                    fcntl.flock(fd, mode)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise DataError(f"the registry {self.path} is busy (another process holds it for over "
+                                        f"{LOCK_TIMEOUT:.0f} s)", path=self.path) from None
+                    time.sleep(0.02)
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
 
     # -- listing -----------------------------------------------------------------------
     def list(self) -> list[dict[str, Any]]:
         """Entries in the order they were added: name, added, kind, rows, algorithm."""
+        with self._lock(exclusive=False):
+            return self._list()
+
+    def _list(self) -> list[dict[str, Any]]:
         if self.is_db:
             if not self.path.exists():
                 return []
-            con = self._connect(read_only=True)
             try:
-                rows = self._query(con, "SELECT id, name, added, kind, meta FROM registry_index ORDER BY id") \
-                    if self._has_index(con) else pd.DataFrame(columns=["id", "name", "added", "kind", "meta"])
-            finally:
-                con.close()
-            out = []
-            for r in rows.itertuples(index=False):
-                meta = json.loads(r.meta)
-                out.append({"id": int(r.id), "name": r.name, "added": r.added, "kind": r.kind,
-                            "rows": meta.get("n_published"), "algorithm": (meta.get("algorithm") or {}).get("algorithm")})
-            return out
+                con = self._connect(read_only=True)
+                try:
+                    rows = self._query(con, "SELECT id, name, added, kind, meta FROM registry_index ORDER BY id") \
+                        if self._has_index(con) else pd.DataFrame(columns=["id", "name", "added", "kind", "meta"])
+                finally:
+                    con.close()
+                out = []
+                for r in rows.itertuples(index=False):
+                    meta = json.loads(r.meta)
+                    out.append({"id": int(r.id), "name": str(r.name), "added": r.added, "kind": r.kind,
+                                "rows": meta.get("n_published"),
+                                "algorithm": (meta.get("algorithm") or {}).get("algorithm")})
+                return out
+            except DataError:
+                raise
+            except Exception as exc:  # sqlite3 / duckdb / json raise many types: one line
+                raise DataError(f"{self.path} is not a readable openbook registry: "
+                                f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+                                path=self.path) from exc
         idx = self.path / INDEX
         if not idx.is_file():
             return []
         try:
-            return json.loads(idx.read_text())["releases"]
-        except (json.JSONDecodeError, KeyError) as exc:
-            raise DataError(f"registry index {idx} is unreadable", path=idx) from exc
+            entries = json.loads(idx.read_text())["releases"]
+            if not isinstance(entries, list) or not all(
+                    isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("file"), str)
+                    for e in entries):
+                raise TypeError("entries")
+            return entries
+        except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+            raise DataError(f"registry index {idx} is unreadable (not an openbook registry index)", path=idx) from exc
 
     def names(self) -> list[str]:
         return [e["name"] for e in self.list()]
@@ -132,87 +137,57 @@ class ReleaseRegistry:
         return len(self.list())
 
     # -- adding ------------------------------------------------------------------------
-    def add(self, release: Release, name: str | None = None) -> str:
-        """Record a published release; returns its name (default ``release-NNNN``)."""
-        entries = self.list()
-        name = name or f"release-{len(entries) + 1:04d}"
-        if not _NAME.match(name):
-            raise ParameterError(f"registry name {name!r}: use letters, digits, '_', '-', '.'", parameter="name", value=name)
-        if name in {e["name"] for e in entries}:
-            raise ParameterError(f"the registry already holds a release named {name!r}", parameter="name", value=name)
-        if self.is_db:
-            self._add_db(release, name, len(entries) + 1)
+    def add(self, release: Release, name: str | None = None, *, check: Any = None) -> str:
+        """Record a published release; returns its name (default ``release-NNNN``). Safe
+        when several processes add at once (module docstring). ``check(earlier)`` — e.g. the
+        linkage audit — runs on the earlier ``(name, release)`` pairs inside the same lock,
+        so no other add can slip in between the audit and the write."""
+        if name is not None and not _NAME.match(name):
+            raise ParameterError(f"registry name {name!r}: use letters, digits, '_', '-', '.'", parameter="name",
+                                 value=name)
+        with self._lock(exclusive=True):
+            entries = self._list()
+            name = name or f"release-{len(entries) + 1:04d}"
+            if name in {e["name"] for e in entries}:
+                raise ParameterError(f"the registry already holds a release named {name!r}", parameter="name",
+                                     value=name)
+            if check is not None:
+                check([(e["name"], self._load_entry(e)) for e in entries])
+            if self.is_db:
+                try:
+                    self._add_db(release, name, max([int(e["id"]) for e in entries], default=0) + 1)
+                except (sqlite3.Error, ImportError) as exc:
+                    raise DataError(f"cannot add to the registry {self.path}: {exc}", path=self.path) from exc
+                except Exception as exc:  # duckdb raises its own types: one line
+                    if type(exc).__module__.split(".")[0] != "duckdb":
+                        raise
+                    raise DataError(f"cannot add to the registry {self.path}: {str(exc).splitlines()[0]}",
+                                    path=self.path) from exc
+                return name
+            self.path.mkdir(parents=True, exist_ok=True)
+            file = f"{len(entries) + 1:04d}-{name}.csv"
+            save_release(release, self.path / file)
+            entries.append({"name": name, "file": file, "added": _now(), "kind": release.kind,
+                            "rows": release.n_published,
+                            "algorithm": (release.meta.get("algorithm") or {}).get("algorithm")})
+            payload = json.dumps({"releases": entries}, indent=2, default=_json_default)
+            write_plain(self.path / INDEX, lambda t: t.write_text(payload))
             return name
-        self.path.mkdir(parents=True, exist_ok=True)
-        file = f"{len(entries) + 1:04d}-{name}.csv"
-        save_release(release, self.path / file)
-        entries.append({"name": name, "file": file, "added": _now(), "kind": release.kind,
-                        "rows": release.n_published,
-                        "algorithm": (release.meta.get("algorithm") or {}).get("algorithm")})
-        payload = json.dumps({"releases": entries}, indent=2, default=_json_default)
-        fd, tmp = tempfile.mkstemp(prefix="." + INDEX, dir=self.path)
-        os.close(fd)
-        try:
-            Path(tmp).write_text(payload)
-            os.replace(tmp, self.path / INDEX)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return name
 
     # -- loading -----------------------------------------------------------------------
+    def _load_entry(self, e: dict[str, Any]) -> Release:
+        return self._load_db(int(e["id"])) if self.is_db else load_release(self.path / e["file"])
+
     def load(self, name: str) -> Release:
-        for e in self.list():
-            if e["name"] == name:
-                return self._load_db(int(e["id"])) if self.is_db else load_release(self.path / e["file"])
+        with self._lock(exclusive=False):
+            for e in self._list():
+                if e["name"] == name:
+                    return self._load_entry(e)
         raise ParameterError(f"no release named {name!r} in the registry {self.path}", parameter="name", value=name)
 
     def releases(self) -> list[tuple[str, Release]]:
-        return [(n, self.load(n)) for n in self.names()]
-
-    # -- auditing ----------------------------------------------------------------------
-    def audit(self, new_release: Release, l: int, *, population: pd.DataFrame | None = None,
-              hierarchies: Mapping[str, Any] | None = None, warn_only: bool = False,
-              new_name: str = "new release") -> AuditReport:
-        """Post-linkage diversity of every person against all earlier releases plus the new
-        one; raise :class:`InfeasibleError` if someone in the new release falls below ``l``
-        (or warn with ``warn_only=True``)."""
-        from ..attacks.linkage import linkage, pairwise_below
-
-        if int(l) < 1:
-            raise ParameterError(f"l = {l} must be at least 1", parameter="l", value=l)
-        l = int(l)
-        earlier = self.releases()
-        rels = [r for _, r in earlier] + [new_release]
-        names = [n for n, _ in earlier] + [new_name]
-        if population is None:
-            population, pop_desc = default_population(rels, hierarchies)
-        else:
-            pop_desc = f"{len(population)} given people"
-        cache: dict = {}
-        res = linkage(rels, population, hierarchies=hierarchies, names=names, cache=cache)
-        in_new = res.matched[:, -1]
-        below = in_new & (res.diversity < l)
-        if earlier:
-            before = linkage(rels[:-1], population, hierarchies=hierarchies, names=names[:-1], cache=cache)
-            already = below & before.matched.any(axis=1) & (before.diversity < l)
-            pw = pairwise_below(rels, population, l, hierarchies=hierarchies, names=names, cache=cache)
-        else:
-            already = np.zeros_like(below)
-            pw = {}
-        involved = [names[j] for j in range(len(earlier)) if (res.matched[below, j]).any()]
-        summary = res.summary(l)
-        report = AuditReport(l=l, new_release=new_name, earlier=names[:-1], population=pop_desc,
-                             n_people=int(in_new.sum()), n_below=int(below.sum()), n_already_below=int(already.sum()),
-                             n_disclosed=int((in_new & (res.diversity == 1)).sum()), pairwise=pw, involved=involved,
-                             summary=summary, diversity=res.diversity)
-        if not report.ok:
-            if warn_only:
-                warnings.warn(report.message(), PrivacyLeakWarning, stacklevel=2)
-            else:
-                raise InfeasibleError(report.message() + "; refusing (use warn_only / --warn-only to publish anyway)",
-                                      model=f"l={l} after linkage")
-        return report
+        with self._lock(exclusive=False):
+            return [(e["name"], self._load_entry(e)) for e in self._list()]
 
     # -- database backend ----------------------------------------------------------------
     def _connect(self, *, read_only: bool):
@@ -221,7 +196,7 @@ class ReleaseRegistry:
 
             return duckdb.connect(str(self.path), read_only=read_only and self.path.exists())
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        return sqlite3.connect(str(self.path))
+        return sqlite3.connect(str(self.path), timeout=LOCK_TIMEOUT)
 
     @staticmethod
     def _query(con, sql: str) -> pd.DataFrame:
@@ -277,32 +252,3 @@ class ReleaseRegistry:
         if sa is not None:
             sa = _apply_dtypes(sa, files["sa_dtypes"], self.path)
         return _from_meta(meta, data, sa)
-
-
-def default_population(releases: Sequence[Release], hierarchies: Mapping[str, Any] | None = None) -> tuple[pd.DataFrame, str]:
-    """QI tuples published ungeneralized in any of ``releases`` (see the module docstring)."""
-    from ..attacks.linkage import _RANGE, _TOP
-
-    hierarchies = dict(hierarchies or {})
-    qi = list(dict.fromkeys(c for r in releases for c in r.qi))
-    frames = []
-    for r in releases:
-        if set(r.qi) != set(qi):
-            continue
-        df = r.data[qi].astype(str)
-        if r.kind == "generalized":
-            point = np.ones(len(df), dtype=bool)
-            for c in qi:
-                s = df[c].str.strip()
-                point &= ~(s.eq(_TOP) | s.str.match(_RANGE.pattern)).to_numpy()
-                h = hierarchies.get(c)
-                if h is not None:
-                    leaves = {str(x) for x in np.asarray(h.leaves, dtype=object)}
-                    point &= s.isin(leaves).to_numpy()
-            df = df[point]
-        frames.append(df)
-    if not frames:
-        raise ParameterError("the releases publish different QI columns: give the population explicitly",
-                             parameter="population")
-    pop = pd.concat(frames, ignore_index=True).drop_duplicates(ignore_index=True)
-    return pop, f"{len(pop)} distinct QI tuples published ungeneralized in the releases"

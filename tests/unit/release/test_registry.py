@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 
 from openbook.data.table import EncodedTable
-from openbook.errors import InfeasibleError, ParameterError, PrivacyLeakWarning
+from openbook.attacks.linkage_audit import audit_registry
+from openbook.errors import ParameterError, PrivacyLeakWarning, RiskError
 from openbook.release import Partition, build_release
 from openbook.release.registry import ReleaseRegistry
 
@@ -58,15 +59,15 @@ def test_add_list_load_roundtrip(tmp_path, store):
 def test_audit_refuses_names_people_and_releases(tmp_path, store):
     reg = ReleaseRegistry(tmp_path / store)
     reg.add(bucketized(R1), name="hospital-a")
-    ok = reg.audit(bucketized(R3), 2)  # R3 alone with R1: (F,560010) keeps {Osteoporosis, Cervical}
+    ok = audit_registry(reg, bucketized(R3), 2)  # R3 alone with R1: (F,560010) keeps {Osteoporosis, Cervical}
     assert ok.ok and ok.n_below == 0
-    with pytest.raises(InfeasibleError) as ei:
-        reg.audit(bucketized(R2), 2, new_name="hospital-b")
+    with pytest.raises(RiskError) as ei:
+        audit_registry(reg, bucketized(R2), 2, new_name="hospital-b")
     msg = str(ei.value)
     assert "hospital-a" in msg and "1 of 2 people" in msg and "l=2" in msg
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        rep = reg.audit(bucketized(R2), 2, warn_only=True)
+        rep = audit_registry(reg, bucketized(R2), 2, warn_only=True)
     assert not rep.ok and rep.n_below == 1 and rep.n_disclosed == 1
     assert rep.pairwise == {"hospital-a": 1} and rep.involved == ["hospital-a"]
     assert any(issubclass(x.category, PrivacyLeakWarning) for x in w)
@@ -77,5 +78,5 @@ def test_audit_with_explicit_population(tmp_path):
     reg.add(bucketized(R1))
     pop = pd.DataFrame({"gender": ["Female", "Female", "Male"], "zip": ["560010", "560010", "560099"]})
     with pytest.warns(PrivacyLeakWarning):
-        rep = reg.audit(bucketized(R2), 2, population=pop, warn_only=True)
+        rep = audit_registry(reg, bucketized(R2), 2, population=pop, warn_only=True)
     assert rep.n_people == 2 and rep.n_below == 2  # two rows for the same QI, both in the new release
