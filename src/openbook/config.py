@@ -37,6 +37,36 @@ from typing import Any
 from .errors import DataError, ParameterError
 
 SECTIONS = {"input", "schema", "hierarchies", "model", "algorithm", "output", "certify"}
+#: the keys each section may hold (``hierarchies``: any column; ``model`` and ``algorithm``
+#: pass their keys to the model / anonymizer, which reject unknown ones by name)
+KEYS = {
+    "input": {"path": str, "dataset": str, "data_dir": str, "format": str, "table": str, "query": str},
+    "schema": {"qi": (list, str), "sa": str, "sensitive_sets": (dict, str), "keep": (list, str),
+               "identifiers": (list, str), "missing": str, "kinds": dict},
+    "output": {"path": str, "kind": str, "t_reference": (str, dict)},
+    "certify": {"max_risk": (int, float), "worlds": int, "enabled": bool, "against_registry": str},
+}
+
+
+def _check_keys(path: Path, raw: dict[str, Any]) -> None:
+    """Unknown or wrongly typed keys of the known sections: one line, with a did-you-mean."""
+    import difflib
+
+    for section, keys in KEYS.items():
+        body = raw.get(section)
+        if body is None:
+            continue
+        if not isinstance(body, dict):
+            raise ParameterError(f"config file {path}: [{section}] must be a table of keys", parameter=section)
+        for key, value in body.items():
+            if key not in keys:
+                close = difflib.get_close_matches(key, list(keys), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(sorted(keys))})"
+                raise ParameterError(f"config file {path}: unknown key {key!r} in [{section}]{hint}",
+                                     parameter=f"{section}.{key}")
+            if not isinstance(value, keys[key]) or isinstance(value, bool) and keys[key] is not bool:
+                raise ParameterError(f"config file {path}: [{section}] {key} = {value!r} has the wrong type",
+                                     parameter=f"{section}.{key}", value=value)
 
 
 @dataclass
@@ -65,6 +95,10 @@ class RunConfig:
                 f"config file {path}: unknown section [{sorted(unknown)[0]}] (known: {', '.join(sorted(SECTIONS))})",
                 parameter=sorted(unknown)[0],
             )
+        _check_keys(path, raw)
+        bad = [k for k, v in raw.items() if not isinstance(v, dict)]
+        if bad:
+            raise ParameterError(f"config file {path}: [{bad[0]}] must be a table of keys", parameter=bad[0])
         cfg = cls(**{k: dict(v) for k, v in raw.items()}, base_dir=path.parent)
         # paths in the file are relative to the file
         for section, key in (("input", "path"), ("output", "path")):

@@ -14,7 +14,7 @@ from .data.datasets import load_dataset
 from .data.loaders import read_table
 from .data.schema import Schema
 from .data.table import EncodedTable, encode
-from .errors import ParameterError, PrivacyLeakWarning, SchemaError
+from .errors import DataError, HierarchyError, ParameterError, PrivacyLeakWarning, SchemaError
 
 
 def _split(v: Any) -> list[str]:
@@ -37,7 +37,14 @@ def load_hierarchy(spec: Any, column: str, kind: str) -> Any:
         except KeyError:
             raise SchemaError(f"the Adult hierarchies have none for column {column!r}", column=column) from None
     leaf_type = float if kind == "numeric" else None
-    return read_arx_csv(Path(spec), column=column, leaf_type=leaf_type)
+    try:
+        return read_arx_csv(Path(spec), column=column, leaf_type=leaf_type)
+    except HierarchyError as exc:
+        if column in str(exc):
+            raise
+        raise HierarchyError(f"hierarchy of column {column!r}: {exc}", column=column) from None
+    except DataError as exc:
+        raise DataError(f"hierarchy of column {column!r}: {exc}", path=spec) from None
 
 
 def load_input(cfg: RunConfig) -> EncodedTable:

@@ -47,6 +47,9 @@ class Anonymizer(ABC):
         """Raise on parameters or a model this algorithm cannot honour on this table."""
         if not isinstance(self.model, PrivacyModel):
             raise ParameterError(f"{self.name}: model must be a privacy model, got {self.model!r}", parameter="model")
+        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0):
+            raise ParameterError(f"{self.name}: seed={self.seed!r} must be a non-negative integer", parameter="seed",
+                                 value=self.seed)
         self.model.validate(table.sa_domain)
 
     @abstractmethod

@@ -33,6 +33,7 @@ re-check any node.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,10 @@ from .base import Anonymizer, register
 METRICS = ("loss", "discernibility", "precision", "height")
 
 
+#: the largest lattice the search enumerates (its nodes are materialised as an array)
+MAX_NODES = 2_000_000
+
+
 class Lattice:
     """The generalization lattice of a table's QI hierarchies and the node checks."""
 
@@ -59,6 +64,11 @@ class Lattice:
         self.h = [table.hierarchy(nm) for nm in table.qi_names]
         self.heights = np.array([h.height for h in self.h], dtype=np.int64)
         self.d = len(self.h)
+        size = math.prod(int(x) + 1 for x in self.heights.tolist())  # Python ints: no wrap
+        if size > MAX_NODES:
+            raise ParameterError(f"the full-domain lattice of these {self.d} QIs has {size:.3g} nodes, above the "
+                                 f"{MAX_NODES:,} openbook searches; use fewer QIs or --algorithm mondrian",
+                                 parameter="qi", value=size)
         # distinct QI combinations and their SA counts
         cls, m = group_ids(table.qi_codes)
         first = np.full(m, -1, dtype=np.int64)

@@ -10,6 +10,41 @@ from typing import Any
 from ..config import RunConfig
 
 
+def _number(kind, *, lo=None, hi=None, lo_open=False, what=""):
+    """An argparse type: a finite number of ``kind`` within bounds, else one clear line."""
+    def parse(text: str):
+        try:
+            v = kind(text)
+        except (TypeError, ValueError):
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+        if kind is float and v != v or v in (float("inf"), float("-inf")):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        if lo is not None and (v <= lo if lo_open else v < lo):
+            raise argparse.ArgumentTypeError(f"{text} must be {'above' if lo_open else 'at least'} {lo}{what}")
+        if hi is not None and v > hi:
+            raise argparse.ArgumentTypeError(f"{text} must be at most {hi}{what}")
+        return v
+    parse.__name__ = kind.__name__
+    return parse
+
+
+#: argparse types of openbook's numeric flags
+SEED = _number(int, lo=0)
+POSITIVE_INT = _number(int, lo=1)
+FRACTION = _number(float, lo=0.0, hi=1.0)
+PROBABILITY_ABOVE_0 = _number(float, lo=0.0, hi=1.0, lo_open=True)
+AT_LEAST_1 = _number(float, lo=1.0)
+POSITIVE = _number(float, lo=0.0, lo_open=True)
+
+
+def int_list(text: str) -> list[int]:
+    """``--levels 1,0,2``: non-negative integers, comma separated."""
+    parts = [x.strip() for x in text.split(",")]
+    if not text.strip() or any(not x.isdigit() for x in parts):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of non-negative integers")
+    return [int(x) for x in parts]
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with openbook's error form: one line naming the problem, exit code 2 (not
     the usage block argparse prints)."""
@@ -42,6 +77,7 @@ def input_options(p: argparse.ArgumentParser) -> None:
 
 def output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print machine-readable JSON instead of a table")
+    p.add_argument("--quiet", action="store_true", help="no progress display")
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
@@ -61,7 +97,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     for item in args.hierarchy:
         col, sep, path = item.partition("=")
         if not sep:
-            from .errors import ParameterError
+            from ..errors import ParameterError
 
             raise ParameterError(f"--hierarchy {item!r}: use COLUMN=PATH", parameter="hierarchy", value=item)
         cfg.hierarchies[col.strip()] = path.strip()
@@ -97,15 +133,14 @@ def fmt(v: Any) -> str:
 def certify_options(p: argparse.ArgumentParser) -> None:
     """The certificate's options (``anonymize``, ``certify``)."""
     g = p.add_argument_group("certificate")
-    g.add_argument("--max-risk", type=float, metavar="R", help="largest posterior any adversary may reach "
+    g.add_argument("--max-risk", type=PROBABILITY_ABOVE_0, metavar="R", help="largest posterior any adversary may reach "
                    "(default: the model's 1/l, or alpha); above it nothing is written and the exit code is 3")
-    g.add_argument("--worlds", type=int, help="replay adversary: possible worlds sampled per unit too "
+    g.add_argument("--worlds", type=POSITIVE_INT, help="replay adversary: possible worlds sampled per unit too "
                    "large to enumerate (default 2000; sampled posteriors count with 3 standard errors)")
     g.add_argument("--against-registry", metavar="DIR_OR_DB", help="earlier releases of the same people: the "
                    "linkage adversary certifies against them")
     if p.prog.split()[-1] == "anonymize":
         g.add_argument("--no-certify", action="store_true", help="write without certifying (the sidecar says so)")
-    p.add_argument("--quiet", action="store_true", help="no progress display")
 
 
 class status:

@@ -7,19 +7,36 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ._common import (certify_options, config_from_args, emit, input_options, lazy_epilog, output_options,
-                      print_table, status)
+from ._common import (
+    FRACTION,
+    SEED,
+    certify_options,
+    config_from_args,
+    emit,
+    input_options,
+    int_list,
+    lazy_epilog,
+    output_options,
+    print_table,
+    status,
+)
 
 
 def anonymize_from_args(args: argparse.Namespace):
-    from ..pipeline import algorithm_from, anonymize_skewed, load_input, model_from, t_reference_from
+    from ..pipeline import (
+        algorithm_from,
+        anonymize_skewed,
+        load_input,
+        model_from,
+        t_reference_from,
+    )
 
     cfg = config_from_args(args)
     if args.model:
         cfg.model = {"spec": args.model}
     cfg.set("algorithm", "name", args.algorithm)
     if args.levels is not None:
-        cfg.algorithm["levels"] = [int(x) for x in args.levels.split(",")]
+        cfg.algorithm["levels"] = args.levels
     cfg.set("algorithm", "max_suppression", args.max_suppression)
     cfg.set("algorithm", "p", getattr(args, "p", None))
     cfg.set("algorithm", "order", getattr(args, "order", None))
@@ -150,10 +167,10 @@ def add_parser(sub: Any) -> None:
                    "'alpha=0.2,k=5', 't=0.2', 'k=5,e=1000'")
     a.add_argument("--algorithm", metavar="NAME", help="anonymizer (see the list below; default: one whose "
                    "release passes its own certificate for the model given)")
-    a.add_argument("--levels", help="full-domain: hierarchy level per QI, comma separated")
-    a.add_argument("--max-suppression", type=float, help="largest fraction of rows that may be suppressed")
-    a.add_argument("--seed", type=int, help="seed of randomized algorithms")
-    a.add_argument("--p", type=float, help="rgg: probability of adding the next bucket to a group that holds")
+    a.add_argument("--levels", type=int_list, help="full-domain: hierarchy level per QI, comma separated")
+    a.add_argument("--max-suppression", type=FRACTION, help="largest fraction of rows that may be suppressed")
+    a.add_argument("--seed", type=SEED, help="seed of randomized algorithms")
+    a.add_argument("--p", type=FRACTION, help="rgg: probability of adding the next bucket to a group that holds")
     a.add_argument("--order", help="gg/rgg/sg: QI sort order (lex, zorder, hilbert)")
     a.add_argument("--strict", action=argparse.BooleanOptionalAction, default=None,
                    help="mondrian: strict (--strict) or relaxed (--no-strict) partitioning")

@@ -7,7 +7,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import emit, load_original, original_options, output_options, print_table, status
+from ._common import (
+    AT_LEAST_1,
+    POSITIVE_INT,
+    SEED,
+    emit,
+    load_original,
+    original_options,
+    output_options,
+    print_table,
+    status,
+)
 
 
 def adversary_params(args: argparse.Namespace, name: str) -> dict[str, Any]:
@@ -69,20 +79,19 @@ def add_parser(sub: Any) -> None:
     u.add_argument("--adversary", choices=ADVERSARY_NAMES, default="baseline", help="adversary (default baseline)")
     original_options(u, required_for="; replay, minimality and background need it")
     u.add_argument("--against-registry", metavar="DIR_OR_DB", help="earlier releases (the linkage adversary)")
-    u.add_argument("--l", type=float, help="posterior threshold 1/l of 'vulnerable' (default: the release "
+    u.add_argument("--l", type=AT_LEAST_1, help="posterior threshold 1/l of 'vulnerable' (default: the release "
                    "model's l; linkage: the post-linkage diversity l)")
-    u.add_argument("--m", type=float, help="m of m-confidentiality (default: l)")
+    u.add_argument("--m", type=AT_LEAST_1, help="m of m-confidentiality (default: l)")
     u.add_argument("--posteriors-out", metavar="CSV", help="write every person's posteriors here")
     u.add_argument("--force", action="store_true", help="replace an existing --posteriors-out file")
     u.add_argument("--set", help="sensitive value set (default: the release model's)")
     u.add_argument("--exact", action="store_true", help="minimality: exact integer counting (small tables)")
-    u.add_argument("--worlds", type=int, help="replay: possible worlds sampled per unit too large to enumerate "
+    u.add_argument("--worlds", type=POSITIVE_INT, help="replay: possible worlds sampled per unit too large to enumerate "
                    "(default 10000)")
-    u.add_argument("--seed", type=int, help="replay: seed of the world sampling (default 0)")
-    u.add_argument("--r", type=float, help="background: r of r-robustness (default: the algorithm's r, else 1/l)")
-    u.add_argument("--min-support", type=int, help="background: least support of a signature's distribution "
+    u.add_argument("--seed", type=SEED, help="replay: seed of the world sampling (default 0)")
+    u.add_argument("--r", type=AT_LEAST_1, help="background: r of r-robustness (default: the algorithm's r, else 1/l)")
+    u.add_argument("--min-support", type=POSITIVE_INT, help="background: least support of a signature's distribution "
                    "(default 100)")
-    u.add_argument("--max-attrs", type=int, help="background: largest QI attribute set (default all, <= 6 QIs)")
-    u.add_argument("--quiet", action="store_true", help="no progress display")
+    u.add_argument("--max-attrs", type=POSITIVE_INT, help="background: largest QI attribute set (default all, <= 6 QIs)")
     output_options(u)
     u.set_defaults(func=cmd_audit)

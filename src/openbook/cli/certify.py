@@ -7,7 +7,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import certify_options, emit, load_original, original_options, output_options, print_table, status
+from ._common import (
+    certify_options,
+    emit,
+    load_original,
+    original_options,
+    output_options,
+    print_table,
+    status,
+)
 
 
 def cmd_certify(args: argparse.Namespace) -> int:

@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OpenbookError
-from ._common import config_from_args, emit, input_options, output_options, print_table
+from ._common import (
+    POSITIVE,
+    config_from_args,
+    emit,
+    input_options,
+    output_options,
+    print_table,
+)
 
 
 def _is_release(path: str) -> bool:
@@ -67,6 +74,6 @@ def add_parser(sub: Any) -> None:
     c = sub.add_parser("check", help="levels (k, ℓ, α, t) a raw table or a release satisfies")
     c.add_argument("input", nargs="?", help="data file / database URL, or a release (its data file or .json sidecar)")
     input_options(c)
-    c.add_argument("--c", type=float, default=2.0, help="c of recursive (c,ℓ)-diversity (default 2)")
+    c.add_argument("--c", type=POSITIVE, default=2.0, help="c of recursive (c,ℓ)-diversity (default 2)")
     output_options(c)
     c.set_defaults(func=cmd_check)

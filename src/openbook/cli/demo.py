@@ -33,6 +33,5 @@ def add_parser(sub: Any) -> None:
     m = sub.add_parser("demo", help="the end-to-end story on the built-in data")
     m.add_argument("--out", metavar="DIR", help="a new or empty folder for the demo's releases and reports "
                    "(default: a fresh temporary folder, printed at the end)")
-    m.add_argument("--quiet", action="store_true", help="no progress display")
     output_options(m)
     m.set_defaults(func=cmd_demo)

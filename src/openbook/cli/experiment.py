@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import emit, output_options, print_table
+from ._common import SEED, emit, output_options, print_table
 
 
 def cmd_experiment(args: argparse.Namespace) -> int:
@@ -25,8 +25,7 @@ def add_parser(sub: Any) -> None:
     x = sub.add_parser("experiment", help="reproduce a paper's figure: CSV + PNG + provenance")
     x.add_argument("name", nargs="?", help="experiment name, or 'list'")
     x.add_argument("--quick", action="store_true", help="the small variant CI runs")
-    x.add_argument("--seed", type=int, default=0)
+    x.add_argument("--seed", type=SEED, default=0, help="seed (default 0)")
     x.add_argument("--out", default="experiments-out", help="output folder")
-    x.add_argument("--quiet", action="store_true", help="no progress display")
     output_options(x)
     x.set_defaults(func=cmd_experiment)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import emit, output_options, print_table
+from ._common import POSITIVE_INT, emit, output_options, print_table
 
 
 def cmd_registry(args: argparse.Namespace) -> int:
@@ -67,7 +67,7 @@ def add_parser(sub: Any) -> None:
     r.add_argument("registry", metavar="DIR_OR_DB")
     r.add_argument("release", nargs="?")
     r.add_argument("--name", help="name of the added release (default release-NNNN)")
-    r.add_argument("--l", type=int, help="least post-linkage diversity every person must keep (default: the "
+    r.add_argument("--l", type=POSITIVE_INT, help="least post-linkage diversity every person must keep (default: the "
                    "release model's l, else 2)")
     r.add_argument("--no-audit", action="store_true", help="record the release without the linkage audit")
     output_options(r)

@@ -6,15 +6,22 @@ import argparse
 import sys
 from typing import Any
 
-from ._common import emit, load_original, original_options, output_options, print_table
+from ._common import (
+    POSITIVE_INT,
+    SEED,
+    emit,
+    load_original,
+    original_options,
+    output_options,
+    print_table,
+)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ..release import load_release
-    from ..report.html import build_report, write_report
-
     from ..attacks.adversary import parse_adversaries
+    from ..release import load_release
     from ..release.io import check_plain_output
+    from ..report.html import build_report, write_report
 
     check_plain_output(args.output, force=args.force, inputs=[args.release, args.original], what="report")
     release = load_release(args.release)
@@ -35,10 +42,9 @@ def add_parser(sub: Any) -> None:
     original_options(rp, required_for="; for utility, query error and the adversaries that need it")
     rp.add_argument("--adversary", default="baseline", help="comma-separated adversaries (baseline, replay, "
                     "minimality, background, eligibility, linkage)")
-    rp.add_argument("--queries", type=int, default=1000, help="COUNT queries per setting (default 1000)")
-    rp.add_argument("--seed", type=int, default=0)
+    rp.add_argument("--queries", type=POSITIVE_INT, default=1000, help="COUNT queries per setting (default 1000)")
+    rp.add_argument("--seed", type=SEED, default=0, help="seed of the query workload (default 0)")
     rp.add_argument("-o", "--output", default="report.html", help="the HTML file (default report.html)")
-    rp.add_argument("--quiet", action="store_true", help="no progress display")
     rp.add_argument("--force", action="store_true", help="replace an existing file at --output (never a release's "
                     "file or an input)")
     output_options(rp)

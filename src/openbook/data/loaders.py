@@ -44,14 +44,16 @@ def read_table(
     if "://" in text:
         return _read_sql_url(text, table=table, query=query)
     path = Path(text)
-    fmt = (format or _format_of(path)).lower()
     if not path.exists():
         raise DataError(f"no such file: {path}", path=path)
     if path.is_dir():
         raise DataError(f"{path} is a directory, not a table file", path=path)
+    fmt = (format or _format_of(path)).lower()
     try:
         if fmt == "csv":
             delim = sep or ("\t" if path.suffix == ".tsv" else ",")
+            if header and names is None:
+                _check_header(path, delim)
             df = pd.read_csv(
                 path,
                 sep=delim,
@@ -81,6 +83,19 @@ def read_table(
     return df.reset_index(drop=True)
 
 
+def _check_header(path: Path, delim: str) -> None:
+    """A CSV header naming one column twice is refused (pandas would rename the second)."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as fh:
+        first = next(csv.reader(fh, delimiter=delim, skipinitialspace=True), [])
+    seen: set[str] = set()
+    for name in first:
+        if name in seen:
+            raise DataError(f"{path}: the header names column {name!r} twice", path=path)
+        seen.add(name)
+
+
 def _format_of(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix in PARQUET_SUFFIXES:
@@ -89,7 +104,10 @@ def _format_of(path: Path) -> str:
         return "sqlite"
     if suffix in DUCKDB_SUFFIXES:
         return "duckdb"
-    return "csv"
+    if suffix in CSV_SUFFIXES:
+        return "csv"
+    raise DataError(f"{path}: unknown table format {suffix or '(no suffix)'!r} (use .csv, .parquet, .sqlite, "
+                    ".duckdb, or --format)", path=path)
 
 
 def _numeric_where_possible(df: pd.DataFrame) -> pd.DataFrame:

@@ -116,6 +116,10 @@ class Schema:
         if sa_col.name in kinds:
             sa_col = Column(sa_col.name, kinds[sa_col.name], sa_col.order)  # type: ignore[arg-type]
         sets = {str(k): tuple(v) for k, v in (sensitive_sets or {}).items()}
+        for k, v in sets.items():
+            if not k.strip() or not v:
+                raise SchemaError(f"sensitive value set {k!r} is empty: give its values (--sensitive NAME=v1|v2)",
+                                  column=k)
         return cls(
             qi=tuple(cols),
             sa=sa_col,

@@ -80,16 +80,53 @@ def _journal(path: Path) -> Path:
 # ---------------------------------------------------------------------------------------
 # locking, journal, recovery
 # ---------------------------------------------------------------------------------------
+#: locks this process holds: real path -> [descriptor, depth]
+_HELD: dict[str, list[int]] = {}
+
+
 @contextlib.contextmanager
-def folder_lock(folder: Path) -> Iterator[None]:
-    """Exclusive lock on a folder (flock on its descriptor) for a read-modify-write."""
-    fd = os.open(folder, os.O_RDONLY)
+def path_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
+    """Exclusive ``flock`` on a folder or file for a read-modify-write; re-entrant within a
+    process (a registry holding its folder may write releases into it). ``timeout``
+    seconds without the lock is a one-line :class:`DataError`."""
+    import time
+
+    key = os.path.realpath(path)
+    if key in _HELD:
+        _HELD[key][1] += 1
+        try:
+            yield
+        finally:
+            _HELD[key][1] -= 1
+        return
+    fd = os.open(path, os.O_RDONLY)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
+        if timeout is None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        else:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise DataError(f"{path} is busy: another process has held it for over {timeout:.0f} s",
+                                        path=path) from None
+                    time.sleep(0.02)
+        _HELD[key] = [fd, 1]
+        try:
+            yield
+        finally:
+            del _HELD[key]
+            fcntl.flock(fd, fcntl.LOCK_UN)
     finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def folder_lock(folder: Path) -> contextlib.AbstractContextManager:
+    """Exclusive lock on a folder for a read-modify-write of a release in it."""
+    return path_lock(folder)
 
 
 def _fsync_dir(folder: Path) -> None:

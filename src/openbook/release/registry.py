@@ -10,30 +10,28 @@ Two stores, chosen by the path:
   ``registry_index`` (name, added, kind, meta as JSON) and per release ``r<id>_data`` /
   ``r<id>_sa``.
 
-**Concurrency.** Every add holds an exclusive lock (``flock`` on ``.registry.lock`` in the
-folder, or ``.<file>.lock`` beside the database) for its whole read-modify-write, and every
-read a shared one, so two processes adding at once both land, numbered in turn. A lock not
-obtained within ``LOCK_TIMEOUT`` seconds is a one-line error.
+**Concurrency.** Every add holds an exclusive lock (``flock`` on the folder, or on the
+database file) for its whole read-modify-write, and every read takes it briefly, so two
+processes adding at once both land, numbered in turn. A lock not obtained within
+``LOCK_TIMEOUT`` seconds is a one-line error.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import fcntl
 import json
 import os
 import re
 import sqlite3
-import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pandas as pd
 
 from ..errors import DataError, ParameterError
 from .io import (DB_SUFFIXES, _apply_dtypes, _dtypes, _from_meta, _json_default, _plain, load_release, save_release,
-                 write_db_table, write_plain)
+                 path_lock, write_db_table, write_plain)
 from .release import Release
 
 #: seconds to wait for another process's add before giving up
@@ -61,31 +59,25 @@ class ReleaseRegistry:
             raise DataError(f"registry path {self.path} is a folder, not a database file", path=self.path)
 
     # -- locking -----------------------------------------------------------------------
-    @contextlib.contextmanager
-    def _lock(self, exclusive: bool) -> Iterator[None]:
-        lock = (self.path / ".registry.lock") if not self.is_db else self.path.with_name(f".{self.path.name}.lock")
-        if not lock.parent.exists():
+    def _lock(self, exclusive: bool) -> Any:
+        """Exclusive lock on the folder, or on the database file itself (``flock``, which
+        SQLite's and DuckDB's own POSIX locks do not interfere with), for every add and
+        read; no lock file is ever created."""
+        if not self.path.exists():
             if not exclusive:
-                yield
-                return
-            lock.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            deadline = time.monotonic() + LOCK_TIMEOUT
-            mode = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB
-            while True:
-                try:
-                    fcntl.flock(fd, mode)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise DataError(f"the registry {self.path} is busy (another process holds it for over "
-                                        f"{LOCK_TIMEOUT:.0f} s)", path=self.path) from None
-                    time.sleep(0.02)
-            yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+                return contextlib.nullcontext()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with path_lock(self.path.parent, timeout=LOCK_TIMEOUT):  # one creator at a time
+                if not self.path.exists():
+                    if not self.is_db:
+                        self.path.mkdir()
+                    elif self.path.suffix.lower() in (".duckdb", ".ddb"):
+                        import duckdb
+
+                        duckdb.connect(str(self.path)).close()
+                    else:
+                        sqlite3.connect(str(self.path)).close()
+        return path_lock(self.path, timeout=LOCK_TIMEOUT)
 
     # -- listing -----------------------------------------------------------------------
     def list(self) -> list[dict[str, Any]]:

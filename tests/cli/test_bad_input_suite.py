@@ -1,0 +1,247 @@
+"""Every command, every flag, fed bad input: each invocation exits with code 2, prints one
+line on stderr (``openbook: error: ...``) naming what is wrong, shows no traceback, and
+leaves every file under the test's folder as it was (the ``refused`` fixture). Together with
+``test_cli_bad_input.py`` and ``test_release_files.py`` this is the CLI's bad-input suite."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from cli_harness import run_cli
+
+BASE = ["--qi", "age:numeric,zip,sex", "--sa", "disease", "--identifiers", "name", "--quiet"]
+
+
+@pytest.fixture()
+def ws(tmp_path, small_frame, capsys):
+    """A workspace: people.csv, a release rel.csv (Mondrian, k=3), an ART-free bucketized
+    release b.csv, hierarchy and config files; returns a dict of paths."""
+    p = tmp_path / "people.csv"
+    small_frame.to_csv(p, index=False)
+    rel = tmp_path / "rel.csv"
+    assert run_cli(capsys, ["anonymize", p, *BASE, "-m", "k=3", "--algorithm", "mondrian", "-o", rel])[0] == 0
+    b = tmp_path / "b.csv"
+    assert run_cli(capsys, ["anonymize", p, *BASE, "-m", "l=2", "--algorithm", "anatomy", "--seed", "1",
+                            "-o", b])[0] == 0
+    (tmp_path / "junk.csv").write_bytes(bytes(range(256)) * 4)
+    (tmp_path / "junk.parquet").write_bytes(b"PAR1" + bytes(range(200)) + b"PAR1")
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "header.csv").write_text("age,zip,sex,disease,name\n")
+    (tmp_path / "latin1.csv").write_bytes("age,zip,sex,disease,name\n30,130,M,grün,p\n".encode("latin-1"))
+    (tmp_path / "dup.csv").write_text("age,age,sex,disease,name\n1,2,M,flu,p\n")
+    (tmp_path / "table.xyz").write_text("a,b\n1,2\n")
+    (tmp_path / "zip.csv").write_text("130;13*;*\n131;13*;*\n")
+    (tmp_path / "bad.toml").write_text("[input\npath=")
+    (tmp_path / "misspelled.toml").write_text(f'[input]\npath = "{p}"\n[schema]\nqis = ["age"]\nsa = "disease"\n'
+                                               '[model]\nspec = "k=2"\n[output]\npath = "o.csv"\n')
+    (tmp_path / "types.toml").write_text(f'[input]\npath = "{p}"\n[schema]\nqi = 5\nsa = "disease"\n'
+                                          '[model]\nspec = "k=2"\n[output]\npath = "o.csv"\n')
+    (tmp_path / "section.toml").write_text('[inputs]\npath = "x"\n')
+    (tmp_path / "algo.toml").write_text(f'[input]\npath = "{p}"\n[schema]\nqi = ["age:numeric"]\nsa = "disease"\n'
+                                         '[model]\nspec = "k=2"\n[algorithm]\nname = "mondrian"\nstrickt = true\n'
+                                         '[output]\npath = "o.csv"\n')
+    (tmp_path / "ref.csv").write_text("v,n\nflu,x\n")
+    wide = pd.DataFrame({f"q{i}": np.arange(12) % 2 for i in range(50)})
+    wide["disease"] = small_frame["disease"].to_numpy()
+    wide.to_csv(tmp_path / "wide.csv", index=False)
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x.txt").write_text("x")
+    (tmp_path / "garbage.sqlite").write_bytes(b"not a database at all" * 20)
+    (tmp_path / "garbage.duckdb").write_bytes(b"not a database at all" * 20)
+    (tmp_path / "reglist").mkdir()
+    (tmp_path / "reglist" / "registry.json").write_text("[1, 2, 3]")
+    (tmp_path / "regkeys").mkdir()
+    (tmp_path / "regkeys" / "registry.json").write_text('{"releases": [{"nam": "x"}]}')
+    capsys.readouterr()
+    return {"data": p, "rel": rel, "b": b, "tmp": tmp_path, "wide": tmp_path / "wide.csv"}
+
+
+def A(*extra):  # anonymize people.csv with the base schema
+    return ["anonymize", "{data}", *BASE, *extra, "-o", "{tmp}/out.csv"]
+
+
+CASES: dict[str, tuple[list[str], str]] = {
+    # -- anonymize: levels, seeds, models ----------------------------------------------------------
+    "levels not numbers": (A("-m", "k=2", "--levels", "a,b,c"), "levels"),
+    "levels negative": (A("-m", "k=2", "--levels", "-1,0,0"), "levels"),
+    "levels too few": (A("-m", "k=2", "--levels", "1,1"), "levels"),
+    "levels too high": (A("-m", "k=2", "--levels", "9,9,9"), "level"),
+    "levels empty": (A("-m", "k=2", "--levels", ""), "levels"),
+    "seed negative": (A("-m", "l=2", "--algorithm", "anatomy", "--seed", "-5"), "seed"),
+    "seed not a number": (A("-m", "k=2", "--seed", "abc"), "seed"),
+    "model empty": (A("-m", ""), "model"),
+    "model unknown": (A("-m", "z=3"), "z"),
+    "l zero": (A("-m", "l=0"), "l"),
+    "l negative": (A("-m", "l=-1"), "l"),
+    "l fractional": (A("-m", "l=2.5"), "l"),
+    "k zero": (A("-m", "k=0"), "k"),
+    "k huge": (A("-m", "k=1000000000"), "k"),
+    "k nan": (A("-m", "k=nan"), "k"),
+    "alpha above one": (A("-m", "alpha=2"), "alpha"),
+    "alpha zero": (A("-m", "alpha=0"), "alpha"),
+    "t negative": (A("-m", "t=-1"), "t"),
+    "t nan": (A("-m", "t=nan"), "t"),
+    "recursive c zero": (A("-m", "recursive-l=2,c=0"), "c"),
+    "entropy inf": (A("-m", "entropy-l=inf"), "l"),
+    "unknown sensitive set": (A("-m", "simple-l=2,set=nope"), "nope"),
+    "e negative": (A("-m", "k=2,e=-1"), "e"),
+    "model key typo": (A("-m", "k=2,lll=3"), "lll"),
+    # -- anonymize: algorithm parameters ---------------------------------------------------------
+    "suppression negative": (A("-m", "k=2", "--levels", "1,1,1", "--max-suppression", "-0.1"), "suppression"),
+    "suppression above one": (A("-m", "k=2", "--levels", "1,1,1", "--max-suppression", "1.5"), "suppression"),
+    "suppression nan": (A("-m", "k=2", "--levels", "1,1,1", "--max-suppression", "nan"), "suppression"),
+    "suppression inf": (A("-m", "k=2", "--levels", "1,1,1", "--max-suppression", "inf"), "suppression"),
+    "p above one": (A("-m", "l=2", "--algorithm", "rgg", "--p", "1.5"), "p"),
+    "p nan": (A("-m", "l=2", "--algorithm", "rgg", "--p", "nan"), "p"),
+    "p negative": (A("-m", "l=2", "--algorithm", "rgg", "--p", "-1"), "p"),
+    "order unknown": (A("-m", "l=2", "--algorithm", "gg", "--order", "nope"), "order"),
+    "order on mondrian": (A("-m", "k=2", "--algorithm", "mondrian", "--order", "lex"), "order"),
+    "algorithm unknown": (A("-m", "k=2", "--algorithm", "nope"), "nope"),
+    "anatomy without l": (A("-m", "k=2", "--algorithm", "anatomy"), "anatomy"),
+    "kind weird": (A("-m", "k=2", "--kind", "weird"), "kind"),
+    "skew weird": (A("-m", "l=2", "--skew", "weird"), "skew"),
+    "skew with k": (A("-m", "k=2", "--skew", "r-suppression"), "skew"),
+    "max-risk zero": (A("-m", "k=2", "--max-risk", "0"), "max"),
+    "max-risk above one": (A("-m", "k=2", "--max-risk", "2"), "max"),
+    "max-risk nan": (A("-m", "k=2", "--max-risk", "nan"), "max"),
+    "worlds zero": (A("-m", "l=2", "--algorithm", "gg", "--worlds", "0"), "worlds"),
+    "worlds negative": (A("-m", "l=2", "--algorithm", "gg", "--worlds", "-5"), "worlds"),
+    "t-reference unknown": (A("-m", "t=0.5", "--t-reference", "nope"), "t-reference"),
+    "t-reference bad counts": (A("-m", "t=0.5", "--t-reference", "{tmp}/ref.csv"), "t-reference"),
+    "lattice of 50 QIs": (["anonymize", "{wide}", "--qi", ",".join(f"q{i}" for i in range(50)), "--sa", "disease",
+                           "-m", "k=2", "--algorithm", "full-domain-search", "--quiet", "-o", "{tmp}/w.csv"],
+                          "lattice"),
+    # -- anonymize: schema ----------------------------------------------------------------------
+    "qi empty": (["anonymize", "{data}", "--qi", "", "--sa", "disease", "-m", "k=2", "-o", "{tmp}/o.csv"], "qi"),
+    "qi kind weird": (["anonymize", "{data}", "--qi", "age:weird", "--sa", "disease", "-m", "k=2",
+                       "-o", "{tmp}/o.csv"], "weird"),
+    "qi twice": (["anonymize", "{data}", "--qi", "age,age", "--sa", "disease", "-m", "k=2", "-o", "{tmp}/o.csv"],
+                 "age"),
+    "qi unknown column": (["anonymize", "{data}", "--qi", "nope", "--sa", "disease", "-m", "k=2",
+                           "-o", "{tmp}/o.csv"], "nope"),
+    "sa unknown column": (["anonymize", "{data}", "--qi", "age", "--sa", "nope", "-m", "k=2", "-o", "{tmp}/o.csv"],
+                          "nope"),
+    "no sa": (["anonymize", "{data}", "--qi", "age", "-m", "k=2", "-o", "{tmp}/o.csv"], "sensitive"),
+    "no qi": (["anonymize", "{data}", "--sa", "disease", "-m", "k=2", "-o", "{tmp}/o.csv"], "quasi"),
+    "no model": (["anonymize", "{data}", *BASE, "-o", "{tmp}/o.csv"], "model"),
+    "no output": (["anonymize", "{data}", *BASE, "-m", "k=2"], "output"),
+    "sensitive without values": (A("-m", "k=2", "--sensitive", "x="), "sensitive"),
+    "sensitive values absent": (A("-m", "simple-l=2,set=s", "--sensitive", "s=zzz|yyy"), "zzz"),
+    "identifier unknown": (["anonymize", "{data}", "--qi", "age", "--sa", "disease", "--identifiers", "nope",
+                            "-m", "k=2", "-o", "{tmp}/o.csv"], "nope"),
+    "keep unknown": (A("-m", "k=2", "--keep", "nope"), "nope"),
+    "keep the sa": (A("-m", "k=2", "--keep", "disease"), "disease"),
+    "hierarchy without path": (A("-m", "k=2", "--hierarchy", "zip"), "hierarchy"),
+    "hierarchy missing file": (A("-m", "k=2", "--hierarchy", "zip={tmp}/none.csv"), "none.csv"),
+    "hierarchy junk": (A("-m", "k=2", "--hierarchy", "zip={tmp}/junk.csv"), "zip"),
+    "hierarchy incomplete": (A("-m", "k=2", "--hierarchy", "zip={tmp}/zip.csv"), "zip"),
+    "missing policy weird": (A("-m", "k=2", "--missing", "weird"), "missing"),
+    "format weird": (A("-m", "k=2", "--format", "weird"), "format"),
+    # -- anonymize: inputs and configs ----------------------------------------------------------
+    "input missing": (["anonymize", "{tmp}/none.csv", *BASE, "-m", "k=2", "-o", "{tmp}/o.csv"], "none.csv"),
+    "input a directory": (["anonymize", "{tmp}/full", *BASE, "-m", "k=2", "-o", "{tmp}/o.csv"], "directory"),
+    "input binary junk": (["anonymize", "{tmp}/junk.csv", *BASE, "-m", "k=2", "-o", "{tmp}/o.csv"], "junk.csv"),
+    "input junk parquet": (["anonymize", "{tmp}/junk.parquet", *BASE, "-m", "k=2", "-o", "{tmp}/o.csv"],
+                           "junk.parquet"),
+    "input empty file": (["anonymize", "{tmp}/empty.csv", *BASE, "-m", "k=2", "-o", "{tmp}/o.csv"], "empty.csv"),
+    "input header only": (["anonymize", "{tmp}/header.csv", *BASE, "-m", "k=2", "-o", "{tmp}/o.csv"], "empty"),
+    "input not utf-8": (["anonymize", "{tmp}/latin1.csv", *BASE, "-m", "k=2", "-o", "{tmp}/o.csv"], "latin1.csv"),
+    "input duplicate header": (["anonymize", "{tmp}/dup.csv", "--qi", "age", "--sa", "disease", "-m", "k=2",
+                                "-o", "{tmp}/o.csv"], "age"),
+    "input unknown suffix": (["anonymize", "{tmp}/table.xyz", *BASE, "-m", "k=2", "-o", "{tmp}/o.csv"], "xyz"),
+    "dataset unknown": (["anonymize", "--dataset", "nope", "-m", "k=2", "-o", "{tmp}/o.csv"], "nope"),
+    "dataset and file": (["anonymize", "{data}", "--dataset", "synthetic", "-m", "k=2", "-o", "{tmp}/o.csv"],
+                         "dataset"),
+    "config missing": (["anonymize", "--config", "{tmp}/none.toml"], "none.toml"),
+    "config not toml": (["anonymize", "--config", "{tmp}/bad.toml"], "TOML"),
+    "config misspelled key": (["anonymize", "--config", "{tmp}/misspelled.toml"], "qis"),
+    "config wrong type": (["anonymize", "--config", "{tmp}/types.toml"], "qi"),
+    "config unknown section": (["anonymize", "--config", "{tmp}/section.toml"], "inputs"),
+    "config unknown algorithm key": (["anonymize", "--config", "{tmp}/algo.toml"], "strickt"),
+    "unknown flag": (A("-m", "k=2", "--nope"), "--nope"),
+    # -- check ------------------------------------------------------------------------------------
+    "check missing file": (["check", "{tmp}/none.csv", *BASE], "none.csv"),
+    "check no input": (["check", "--qi", "age", "--sa", "disease"], "input"),
+    "check c zero": (["check", "{data}", *BASE[:-1], "--c", "0"], "c"),
+    "check c nan": (["check", "{data}", *BASE[:-1], "--c", "nan"], "c"),
+    "check junk": (["check", "{tmp}/junk.csv", *BASE[:-1]], "junk.csv"),
+    # -- audit ------------------------------------------------------------------------------------
+    "audit unknown adversary": (["audit", "{rel}", "--adversary", "nope"], "nope"),
+    "audit m negative": (["audit", "{rel}", "--l", "2", "--m", "-1"], "m"),
+    "audit l zero": (["audit", "{rel}", "--l", "0"], "l"),
+    "audit l nan": (["audit", "{rel}", "--l", "nan"], "l"),
+    "audit replay without original": (["audit", "{rel}", "--adversary", "replay"], "--original"),
+    "audit original missing": (["audit", "{rel}", "--adversary", "replay", "--original", "{tmp}/none.csv"],
+                               "none.csv"),
+    "audit worlds zero": (["audit", "{rel}", "--adversary", "replay", "--original", "{data}", "--worlds", "0"],
+                          "worlds"),
+    "audit seed negative": (["audit", "{rel}", "--adversary", "replay", "--original", "{data}", "--seed", "-1"],
+                            "seed"),
+    "audit background does not apply": (["audit", "{rel}", "--adversary", "background", "--original", "{data}"],
+                                        "does not apply"),
+    "audit r zero": (["audit", "{b}", "--adversary", "background", "--original", "{data}", "--r", "0"], "r"),
+    "audit unknown set": (["audit", "{rel}", "--set", "nope", "--l", "2"], "nope"),
+    "audit linkage without registry": (["audit", "{rel}", "--adversary", "linkage", "--l", "2"], "registry"),
+    "audit registry missing": (["audit", "{rel}", "--adversary", "linkage", "--against-registry", "{tmp}/none"],
+                               "none"),
+    "audit release missing": (["audit", "{tmp}/none.csv"], "none.csv"),
+    # -- certify ----------------------------------------------------------------------------------
+    "certify max-risk above one": (["certify", "{rel}", "--max-risk", "2"], "max"),
+    "certify original missing": (["certify", "{rel}", "--original", "{tmp}/none.csv"], "none.csv"),
+    "certify unknown adversary": (["certify", "{rel}", "--adversary", "nope"], "nope"),
+    "certify worlds negative": (["certify", "{rel}", "--original", "{data}", "--worlds", "-1"], "worlds"),
+    "certify registry missing": (["certify", "{rel}", "--against-registry", "{tmp}/none"], "none"),
+    "certify original not the source": (["certify", "{rel}", "--original", "{wide}"], "age"),
+    # -- report -----------------------------------------------------------------------------------
+    "report queries negative": (["report", "{rel}", "--original", "{data}", "--queries", "-1",
+                                 "-o", "{tmp}/r.html"], "queries"),
+    "report unknown adversary": (["report", "{rel}", "--adversary", "nope", "-o", "{tmp}/r.html"], "nope"),
+    "report original missing": (["report", "{rel}", "--original", "{tmp}/none.csv", "-o", "{tmp}/r.html"],
+                                "none.csv"),
+    "report release missing": (["report", "{tmp}/none.csv", "-o", "{tmp}/r.html"], "none.csv"),
+    # -- registry ---------------------------------------------------------------------------------
+    "registry add without release": (["registry", "add", "{tmp}/reg"], "release"),
+    "registry add missing release": (["registry", "add", "{tmp}/reg", "{tmp}/none.csv"], "none.csv"),
+    "registry list garbage sqlite": (["registry", "list", "{tmp}/garbage.sqlite"], "garbage.sqlite"),
+    "registry list garbage duckdb": (["registry", "list", "{tmp}/garbage.duckdb"], "garbage.duckdb"),
+    "registry add garbage sqlite": (["registry", "add", "{tmp}/garbage.sqlite", "{rel}"], "garbage.sqlite"),
+    "registry index a list": (["registry", "list", "{tmp}/reglist"], "registry.json"),
+    "registry index missing keys": (["registry", "list", "{tmp}/regkeys"], "registry.json"),
+    "registry bad name": (["registry", "add", "{tmp}/reg", "{rel}", "--name", "bad name!"], "name"),
+    "registry list a file": (["registry", "list", "{data}"], "people.csv"),
+    "registry action unknown": (["registry", "drop", "{tmp}/reg"], "drop"),
+    "registry l zero": (["registry", "add", "{tmp}/reg", "{rel}", "--l", "0"], "l"),
+    # -- experiment, datasets, demo -----------------------------------------------------------------
+    "experiment unknown": (["experiment", "nope", "--out", "{tmp}/x"], "nope"),
+    "experiment seed negative": (["experiment", "skew-fig5", "--quick", "--seed", "-1", "--out", "{tmp}/x"],
+                                 "seed"),
+    "datasets fetch unknown": (["datasets", "fetch", "nope"], "nope"),
+    "datasets action unknown": (["datasets", "drop"], "drop"),
+    "demo into a non-empty folder": (["demo", "--out", "{tmp}/full"], "empty"),
+    "demo into a file": (["demo", "--out", "{data}"], "people.csv"),
+    "no command": ([], "command"),
+    "unknown command": (["nope"], "nope"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_input_is_refused(refused, ws, case):
+    argv, needle = CASES[case]
+    subst = {k: str(v) for k, v in ws.items()}
+    argv = [a.format(**subst) for a in argv]
+    line = refused(ws["tmp"], argv)
+    assert needle.lower() in line.lower(), f"{case}: {line!r} does not name {needle!r}"
+
+
+def test_the_suite_is_large():
+    import test_cli_bad_input
+    import test_release_files
+
+    n = len(CASES) + len(test_release_files.CASES) * 4 + sum(
+        1 for name in dir(test_cli_bad_input) if name.startswith("test_"))
+    assert n >= 150, n
+    json.dumps(n)
