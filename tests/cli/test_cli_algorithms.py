@@ -66,7 +66,7 @@ def test_algorithm_params_from_toml(capsys, tmp_path, small_frame):
 
 
 @pytest.mark.parametrize("name, model, extra, word", [
-    ("rgg", "l=2", ["--p", "1.5"], "p="),
+    ("rgg", "l=2", ["--p", "1.5"], "--p"),
     ("anatomy", "k=2", [], "no ℓ"),
     ("gg", "l=4", [], "l=4"),
     ("mondrian", "k=3", ["--order", "lex"], "order"),
