@@ -66,8 +66,16 @@ def test_report_renders_in_chromium(capsys, tmp_path, small_frame):
     res = _chromium(["--dump-dom", report.as_uri()], tmp_path / "profile2")
     dom = res.stdout
     assert "Adversary: baseline" in dom and "Model check" in dom and "Provenance" in dom
+    # the verdict is the page's first section, the legend follows; no raw JSON anywhere
+    sections = [dom.index(x) for x in ('id="verdict"', 'id="legend"', "<h2>Release</h2>", "<h2>Model check</h2>",
+                                       'id="adversary-0"', "<h2>Utility</h2>", "<h2>Provenance</h2>")]
+    assert sections == sorted(sections) and dom.index("<h1>") < sections[0]
+    assert "NOT CERTIFIED" in dom or "PUBLISHABLE" in dom or "NO TARGET" in dom
+    assert "What the figures mean" in dom and "risk × 1/ℓ" in dom and "unresolved" in dom
+    assert "<pre" not in dom and '{"' not in dom
     assert f"{summary.vulnerable_fraction:.2%}" in dom
     assert f"{summary.max_risk_multiple:.4g}" in dom
+    assert f"{summary.max_posterior:.4g}" in dom
     assert f"{il:.4g}" in dom
     assert f"{rel.meta['n_input']:,}" in dom
     assert np.isfinite(il)

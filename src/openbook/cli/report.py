@@ -8,12 +8,14 @@ from typing import Any
 
 from ._common import (
     POSITIVE_INT,
+    PROBABILITY_ABOVE_0,
     SEED,
     emit,
     load_original,
     original_options,
     output_options,
     print_table,
+    status,
 )
 
 
@@ -27,11 +29,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     release = load_release(args.release)
     table = load_original(args, release)
     adversaries = parse_adversaries(args.adversary)
-    page = build_report(release, adversaries=adversaries, table=table, n_queries=args.queries, seed=args.seed,
-                        provenance={"command": " ".join(["openbook", *sys.argv[1:]]) if sys.argv else "openbook report",
-                                    "release_file": str(args.release)})
+    with status("certifying and measuring the release", quiet=args.quiet):
+        page = build_report(release, adversaries=adversaries, table=table, n_queries=args.queries, seed=args.seed,
+                            max_risk=args.max_risk, worlds=args.worlds or 2000,
+                            provenance={"command": " ".join(["openbook", *sys.argv[1:]]) if sys.argv
+                                        else "openbook report", "release file": str(args.release)})
     out = write_report(args.output, page)
-    emit(args, {"report": str(out), "adversaries": adversaries, "original": table is not None},
+    emit(args, {"report": str(out), "adversaries": adversaries or "every one that applies",
+                "original": table is not None},
           lambda d: print_table("report", list(d.items())))
     return 0
 
@@ -40,8 +45,10 @@ def add_parser(sub: Any) -> None:
     rp = sub.add_parser("report", help="self-contained HTML report of a release: risk, utility, provenance")
     rp.add_argument("release", help="the release (its data file, .json sidecar or database file)")
     original_options(rp, required_for="; for utility, query error and the adversaries that need it")
-    rp.add_argument("--adversary", default="baseline", help="comma-separated adversaries (baseline, replay, "
-                    "minimality, background, eligibility, linkage)")
+    rp.add_argument("--adversary", default="auto", help="comma-separated adversaries (baseline, replay, "
+                    "minimality, background, eligibility, linkage); default: every one that applies")
+    rp.add_argument("--max-risk", type=PROBABILITY_ABOVE_0, metavar="R", help="the target (default: the model's 1/l)")
+    rp.add_argument("--worlds", type=POSITIVE_INT, help="replay adversary: worlds per sampled unit (default 2000)")
     rp.add_argument("--queries", type=POSITIVE_INT, default=1000, help="COUNT queries per setting (default 1000)")
     rp.add_argument("--seed", type=SEED, default=0, help="seed of the query workload (default 0)")
     rp.add_argument("-o", "--output", default="report.html", help="the HTML file (default report.html)")

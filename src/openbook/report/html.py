@@ -1,29 +1,27 @@
-"""``openbook report``: one self-contained HTML page per release (inline SVG, inline CSS, no
-script, no network) with
+"""``openbook report``: one self-contained HTML page per release (inline SVG and CSS, no
+script, no network) that a publisher can act on:
 
-* the release summary (kind, rows in / published / suppressed, classes, model, algorithm);
-* the model check (the release re-verified against the model its sidecar records);
-* each adversary's risk (DESIGN.md "Posteriors, not verdicts"): the histogram of every
-  tuple's largest posterior confidence with the ``1/ℓ`` line, the vulnerable fraction, the
-  max risk as a multiple of ``1/ℓ`` (paper 000 §5.1), m-confidentiality (paper 001 Def. 4),
-  and the worst groups;
-* utility: information loss (paper 001 Def. 6), NCP, discernibility, class sizes,
-  suppression rate, and the COUNT-query ARE (paper 000 §5.3) when the original is given;
-* provenance (algorithm, parameters, seed, versions, when and how the page was made).
+1. **the verdict first** — publishable or not, against which adversaries, at which target:
+   the release's certificate (:mod:`openbook.certificate`), computed afresh when the original
+   table is given, else the one recorded in the sidecar at publication;
+2. **a legend** in plain words for every figure on the page;
+3. the release (counts, model, algorithm) and its model check;
+4. per adversary: the histogram of every person's largest posterior with the target line,
+   what it found, what it knew, the riskiest classes;
+5. utility: information loss (paper 001 Def. 6), NCP, discernibility, class sizes,
+   suppression, the COUNT-query error (paper 000 §5.3) when the original is given;
+6. provenance, as a table.
 
-The page takes a list of :class:`~openbook.attacks.base.AttackResult` (any adversary of the
-registry, :mod:`openbook.attacks.adversary`), so adversaries added later appear without
-changes here.
+No raw JSON reaches the page: every value is rendered as words or numbers.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import html
-import json
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -31,8 +29,9 @@ from .. import __version__
 from ..data.table import EncodedTable
 from ..release import Release
 from . import plots
+from .legend import LEGEND, VERDICT_WORDS
 
-__all__ = ["run_adversaries", "query_error_table", "render_report", "write_report"]
+__all__ = ["run_adversaries", "query_error_table", "render_report", "write_report", "build_report"]
 
 
 def run_adversaries(release: Release, names: Sequence[str], table: EncodedTable | None) -> list[Any]:
@@ -75,12 +74,16 @@ color:#222;background:#fff;line-height:1.4}
 h1{border-bottom:3px solid #4C72B0;padding-bottom:6px}
 h2{margin-top:32px;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:8px 0}
-td,th{border:1px solid #ccc;padding:4px 10px;text-align:left;font-variant-numeric:tabular-nums}
+td,th{border:1px solid #ccc;padding:4px 10px;text-align:left;font-variant-numeric:tabular-nums;vertical-align:top}
 th{background:#eef2f8}
-.ok{color:#1a7f37;font-weight:bold}.bad{color:#b42318;font-weight:bold}
+.ok{color:#1a7f37;font-weight:bold}.bad{color:#b42318;font-weight:bold}.warn{color:#9a6700;font-weight:bold}
 .kpi{display:inline-block;margin:6px 18px 6px 0;padding:10px 16px;border-radius:6px;background:#f3f6fb}
 .kpi b{display:block;font-size:1.6em}
-pre{background:#f6f8fa;padding:10px;overflow-x:auto;font-size:12px}
+.verdict{padding:16px 20px;border-radius:8px;margin:12px 0;border:2px solid}
+.verdict.pass{background:#e9f7ef;border-color:#1a7f37}.verdict.fail{background:#fdecea;border-color:#b42318}
+.verdict.other{background:#fff8e1;border-color:#9a6700}
+.verdict .badge{font-size:1.8em;font-weight:bold;display:block}
+dl.legend dt{font-weight:bold;margin-top:8px}dl.legend dd{margin:2px 0 0 18px}
 .note{color:#666;font-size:0.9em}
 """
 
@@ -135,9 +138,12 @@ def _summary_section(release: Release) -> str:
         # groups whose generalized labels coincide are one class to any reader of the file
         ("classes a reader sees", release.classes()[1]),
         ("QI", ", ".join(release.qi)), ("SA", release.sa),
-        ("model", (model or {}).get("spec") if isinstance(model, dict) and "spec" in model else json.dumps(model)),
-        ("algorithm", alg.get("algorithm")), ("source", m.get("source")),
+        ("model", _model_text(model)),
+        ("algorithm", alg.get("algorithm")),
+        ("algorithm parameters", _words(alg.get("params") or {})),
     ]
+    if m.get("source"):
+        rows.append(("source", m.get("source")))
     return "<h2>Release</h2>" + _kv(rows, "summary")
 
 
@@ -157,30 +163,86 @@ def _check_section(release: Release) -> str:
                    ("failing groups", chk.failing_groups)], "check"))
 
 
-def _attack_section(result: Any, index: int) -> str:
-    s = result.summary(l=result.l if result.l is not None else 1.0)  # no ℓ: no threshold
+def _model_text(model: Any) -> str:
+    if not model:
+        return "none recorded"
+    try:
+        from ..models.registry import make_model
+
+        return make_model(model).describe()
+    except Exception:  # an unreadable spec is shown as words, not fatal  # noqa: BLE001
+        return _words(model)
+
+
+def _words(value: Any) -> str:
+    """A value as words for a table cell (never JSON)."""
+    if isinstance(value, Mapping):
+        return "; ".join(f"{k}: {_words(v)}" for k, v in value.items()) or "–"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_words(v) for v in value) or "–"
+    return _fmt(value)
+
+
+def _verdict_section(cert: Any, source: str) -> str:
+    """The verdict, first: badge, one sentence, the target, and every adversary's finding."""
+    if cert is None:
+        return ("<section id='verdict'><h2>Verdict</h2><div class='verdict other'><span class='badge'>NOT "
+                "CERTIFIED</span>The release records no certificate; give the original table (--original) to "
+                "certify it now.</div></section>")
+    if isinstance(cert, Mapping) and cert.get("verdict") == "not certified":
+        head, sentence = VERDICT_WORDS["not certified"]
+        return (f"<section id='verdict'><h2>Verdict</h2><div class='verdict fail'><span class='badge'>{head}</span>"
+                f"{_e(sentence)} {_e(cert.get('reason', ''))}</div></section>")
+    head, sentence = VERDICT_WORDS.get(cert.verdict, (cert.verdict.upper(), ""))
+    cls = {"pass": "pass", "fail": "fail"}.get(cert.verdict, "other")
+    ran = [f for f in cert.findings if f.ran]
+    target = "no target" if cert.target is None else f"{cert.target:.4g} ({cert.target_source})"
+    worst = cert.worst()
+    why = f"<p><b>Why:</b> {_e(worst.line())}</p>" if worst is not None else ""
+    rows = []
+    for f in cert.findings:
+        status = ("does not apply" if not f.applies else "not run" if not f.ran
+                  else "passes" if f.passes else "FAILS")
+        rows.append([f"{f.title} ({f.paper})", status, f.max_posterior, f.n_above, f.n_unresolved, f.n_absent,
+                     f.n_people, f.method or (f.error or f.reason), f.seconds])
+    table = _grid(["adversary", "result", "max posterior", "above the target", "unresolved", "absent considered",
+                   "people", "method", "seconds"], rows, "findings")
+    return (f"<section id='verdict'><h2>Verdict</h2><div class='verdict {cls}'><span class='badge' id='verdict-badge'>"
+            f"{head}</span>{_e(sentence)}<br>Target: <b>{_e(target)}</b>; adversaries that ran: "
+            f"{_e(', '.join(f.adversary for f in ran) or 'none')}. <span class='note'>{_e(source)}</span></div>"
+            f"{why}{table}</section>")
+
+
+def _legend_section() -> str:
+    items = "".join(f"<dt>{_e(term)}</dt><dd>{_e(text)}</dd>" for term, text in LEGEND)
+    return f"<section id='legend'><h2>What the figures mean</h2><dl class='legend'>{items}</dl></section>"
+
+
+def _attack_section(result: Any, index: int, target: float | None) -> str:
+    l = (1.0 / target) if target else (result.l if result.l is not None else 1.0)
+    s = result.summary(l=l)
     d = s.to_dict(groups=10)
     name = d["adversary"]
-    vuln_cls = "bad" if d["n_vulnerable"] else "ok"
-    kpis = (_kpi("vulnerable tuples", f"{d['vulnerable_fraction']:.2%}", vuln_cls, f"vuln-{name}")
-            + _kpi("max risk × 1/ℓ", _fmt(d["max_risk_multiple"], 4), vuln_cls, f"risk-{name}")
-            + _kpi("max posterior", _fmt(d["max_posterior"], 4))
-            + _kpi(f"{_fmt(d['m'])}-confidential", "yes" if d["m_confidential"] else "no",
-                   "ok" if d["m_confidential"] else "bad"))
-    hist = plots.posterior_histogram(result.max_posterior()[result.group >= 0], d["l"],
-                                     title=f"{name}: largest posterior per tuple")
-    facts = _kv([("ℓ", d["l"]), ("tuples", d["n_tuples"]), ("published", d["n_published"]),
-                 ("vulnerable", d["n_vulnerable"]), ("unresolved", d["n_unresolved"]),
-                 ("vulnerable groups", d.get("n_vulnerable_groups")),
-                 ("avg credibility of problematic tuples", d["avg_credibility_problematic"]),
-                 ("largest Monte-Carlo std. error", d["max_stderr"])], "attack")
+    over = int((result.max_bound() > target + 1e-12).sum()) if target else 0
+    cls = "bad" if over or d["n_unresolved"] else "ok"
+    kpis = (_kpi("max posterior", _fmt(d["max_posterior"], 4), cls, f"max-{name}")
+            + _kpi("people above the target", f"{over:,}" if target else "no target", cls, f"above-{name}")
+            + _kpi("unresolved", f"{d['n_unresolved']:,}", "bad" if d["n_unresolved"] else "ok", f"unres-{name}")
+            + _kpi("risk × 1/ℓ", _fmt(d["max_risk_multiple"], 4) if target else "–", cls, f"risk-{name}"))
+    mx = result.max_posterior()
+    considered = (result.group >= 0) | ~np.isnan(mx)
+    hist = plots.posterior_histogram(mx[considered], l if target else None,
+                                     title=f"{name}: largest posterior per person")
+    facts = _kv([("people considered", int(considered.sum())), ("of them absent", d["n_absent_evaluated"]),
+                 ("vulnerable share", f"{d['vulnerable_fraction']:.2%}" if target else "–"),
+                 ("average posterior of the vulnerable", d["avg_credibility_problematic"]),
+                 ("largest Monte-Carlo standard error", d["max_stderr"]),
+                 ("what it knew and did", _words(d.get("notes") or {}))], "attack")
     worst = d.get("per_group") or []
     cols = list(worst[0].keys()) if worst else []
-    table = _grid(cols, [[r[c] for c in cols] for r in worst], "worst") if worst else "<p class='note'>no groups</p>"
-    notes = d.get("notes") or {}
-    note = f"<pre>{_e(json.dumps(notes, indent=1, default=str))}</pre>" if notes else ""
+    table = _grid(cols, [[r[c] for c in cols] for r in worst], "worst") if worst else "<p class='note'>no classes</p>"
     return (f'<h2 id="adversary-{index}">Adversary: {_e(name)}</h2>{kpis}<div class="fig">{hist}</div>{facts}'
-            f"<h3>Worst groups</h3>{table}{note}")
+            f"<h3>Riskiest published classes</h3>{table}")
 
 
 def _utility_section(utility: dict[str, Any] | None, queries: list[dict[str, Any]] | None) -> str:
@@ -203,28 +265,35 @@ def _utility_section(utility: dict[str, Any] | None, queries: list[dict[str, Any
     return out
 
 
-def _provenance_section(release: Release, extra: dict[str, Any] | None) -> str:
-    prov = {"algorithm": release.meta.get("algorithm"), "openbook_version_release": release.meta.get("openbook_version"),
-            "openbook_version_report": __version__,
-            "generated": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **(extra or {})}
-    return f"<h2>Provenance</h2><pre>{_e(json.dumps(prov, indent=1, default=str))}</pre>"
+def _provenance_section(release: Release, extra: Mapping[str, Any] | None) -> str:
+    rows = [("openbook version of the release", release.meta.get("openbook_version")),
+            ("openbook version of this report", __version__),
+            ("page generated", _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))]
+    rows += [(str(k), _words(v)) for k, v in (extra or {}).items()]
+    return "<h2>Provenance</h2>" + _kv(rows, "provenance")
 
 
-def render_report(release: Release, *, attacks: Sequence[Any] = (), utility: dict[str, Any] | None = None,
+def render_report(release: Release, *, certificate: Any = None, certificate_source: str = "",
+                  attacks: Sequence[Any] = (), utility: dict[str, Any] | None = None,
                   queries: list[dict[str, Any]] | None = None, title: str | None = None,
-                  provenance: dict[str, Any] | None = None, notes: Sequence[str] = ()) -> str:
-    """The report page as one HTML string."""
+                  provenance: Mapping[str, Any] | None = None, notes: Sequence[str] = ()) -> str:
+    """The report page as one HTML string: verdict, legend, release, check, adversaries,
+    utility, provenance (module docstring)."""
     title = title or f"openbook report: {release.meta.get('source') or 'release'}"
+    target = getattr(certificate, "target", None)
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
              f"<style>{CSS}</style></head><body><h1>{_e(title)}</h1>"]
+    parts.append(_verdict_section(certificate, certificate_source))
     for n in notes:
         parts.append(f"<p class='note'>{_e(n)}</p>")
+    parts.append(_legend_section())
     parts.append(_summary_section(release))
     parts.append(_check_section(release))
     if not attacks:
-        parts.append("<h2>Adversaries</h2><p class='note'>no adversary was run</p>")
+        parts.append("<h2>Adversaries</h2><p class='note'>no adversary's per-person figures are available "
+                     "(give the original table with --original)</p>")
     for i, res in enumerate(attacks):
-        parts.append(_attack_section(res, i))
+        parts.append(_attack_section(res, i, target))
     parts.append(_utility_section(utility, queries))
     parts.append(_provenance_section(release, provenance))
     parts.append("</body></html>")
@@ -244,15 +313,32 @@ def write_report(path: str | os.PathLike, page: str) -> Path:
     return write_plain(path, write)
 
 
-def build_report(release: Release, *, adversaries: Sequence[str] = ("baseline",), table: EncodedTable | None = None,
-                 n_queries: int = 1000, seed: int = 0, provenance: dict[str, Any] | None = None,
-                 attacks: Sequence[Any] = ()) -> str:
-    """Run the adversaries, compute utility (when ``table`` is given) and render."""
-    from ..utility.metrics import release_utility
+def build_report(release: Release, *, adversaries: Sequence[str] = (), table: EncodedTable | None = None,
+                 n_queries: int = 1000, seed: int = 0, provenance: Mapping[str, Any] | None = None,
+                 max_risk: float | None = None, worlds: int = 2000) -> str:
+    """Certify the release against ``table`` (every adversary that applies, or the named
+    ones) and render; without ``table``, show the certificate recorded at publication and
+    the baseline adversary's figures."""
+    from ..certificate import Certificate, certify
 
-    results = list(attacks) + run_adversaries(release, adversaries, table)
     utility = queries = None
     if table is not None:
+        from ..utility.metrics import release_utility
+
+        cert = certify(release, original=table, max_risk=max_risk, adversaries=list(adversaries) or None,
+                       params={"replay": {"worlds": worlds}})
+        source = "Certified now, against the original table given to the report."
+        attacks = list(cert.results.values())
         utility = release_utility(release, table)
         queries = query_error_table(release, table, n=n_queries, seed=seed)
-    return render_report(release, attacks=results, utility=utility, queries=queries, provenance=provenance)
+    else:
+        recorded = release.meta.get("certificate")
+        if isinstance(recorded, Mapping) and recorded.get("verdict") not in (None, "not certified"):
+            cert = Certificate.from_dict(recorded)
+        else:
+            cert = recorded
+        source = ("As recorded in the release's sidecar at publication (give --original to certify it again "
+                  "and to see every adversary's per-person figures).")
+        attacks = run_adversaries(release, ["baseline"], None)
+    return render_report(release, certificate=cert, certificate_source=source, attacks=attacks, utility=utility,
+                         queries=queries, provenance=provenance)

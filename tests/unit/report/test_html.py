@@ -27,9 +27,10 @@ def test_report_sections_and_numbers(small_frame, tmp_path):
     s = attack.summary()
     util = release_utility(rel, t)
     page = build_report(rel, adversaries=["baseline"], table=t, n_queries=200)
-    for heading in ("Release", "Model check", "Adversary: baseline", "Worst groups", "Utility",
-                    "COUNT-query error", "Provenance"):
+    for heading in ("Verdict", "What the figures mean", "Release", "Model check", "Adversary: baseline",
+                    "Riskiest published classes", "Utility", "COUNT-query error", "Provenance"):
         assert heading in page
+    assert page.index("Verdict") < page.index("What the figures mean") < page.index("<h2>Release</h2>")
     assert f"{s.vulnerable_fraction:.2%}" in page
     assert f"{util['information_loss']:.4g}" in page
     assert page.count("<svg") >= 2  # the posterior histogram and the ARE chart
@@ -44,7 +45,7 @@ def test_report_sections_and_numbers(small_frame, tmp_path):
 def test_report_without_original_or_adversary(small_frame):
     _, rel = _release(small_frame)
     page = render_report(rel)
-    assert "no adversary was run" in page and "give the original data" in page
+    assert "NOT CERTIFIED" in page and "no adversary's per-person figures" in page and "give the original data" in page
     assert "holds" in page  # the model check still runs from the sidecar's model
 
 
@@ -55,10 +56,14 @@ def test_vulnerable_release_is_flagged(small_frame):
     df["disease"] = ["flu", "flu"] + list(df["disease"].iloc[2:])
     t = encode(df, schema)
     rel = build_release(t, Partition(np.array([0, 0] + [1] * 10), 2), model=None)
+    from openbook.certificate import certify
+
     res = baseline_attack(rel, model=make_model("l=2"))
-    page = render_report(rel, attacks=[res])
-    assert 'class="bad"' in page
-    assert f"{res.summary().max_risk_multiple:.4g}" in page
+    cert = certify(rel, adversaries=["baseline"], max_risk=0.5)
+    assert cert.verdict == "fail"
+    page = render_report(rel, certificate=cert, attacks=list(cert.results.values()))
+    assert 'class="bad"' in page and "NOT PUBLISHABLE" in page
+    assert f"{res.summary(l=2).max_risk_multiple:.4g}" in page
 
 
 def test_report_with_the_replay_adversary(small_frame):
