@@ -20,8 +20,8 @@ given, and always the baseline — and records, per adversary:
 
 The **verdict** is ``pass`` when every adversary that applies ran, none put anyone above
 the target and none left anyone unresolved; ``fail`` otherwise; ``no target`` when the
-model promises no posterior bound and no ``--max-risk`` was given (the figures are still
-recorded). The certificate holds aggregate figures only — nothing per person, nothing about
+model promises no posterior bound and no ``--max-risk`` was given: then only the baseline's
+figures are recorded (what the model alone lets anyone learn), unless adversaries are named. The certificate holds aggregate figures only — nothing per person, nothing about
 the true SA values (the sidecar is public).
 """
 
@@ -197,6 +197,11 @@ def certify(release: Any, *, original: Any = None, earlier: Sequence[Any] = (), 
     source = "--max-risk" if max_risk is not None else ("the model's 1/ℓ" if target is not None else "none")
     params = dict(params or {})
     names = list(adversaries) if adversaries else list(registry())
+    if target is None and not adversaries:
+        # no target, no verdict to reach: the baseline's figures are recorded (what the model
+        # alone lets anyone learn); the algorithm-aware adversaries run when asked by name or
+        # against a target (--max-risk)
+        names = ["baseline"]
     findings: list[Finding] = []
     results: dict[str, Any] = {}
     for name in names:
@@ -227,8 +232,7 @@ def certify(release: Any, *, original: Any = None, earlier: Sequence[Any] = (), 
         findings.append(_finding_from(adv, result, target, time.perf_counter() - t1, applies.reason))
         results[name] = result
     if target is None:
-        verdict = NO_TARGET if all(f.ran or not f.applies for f in findings) and \
-            all(f.n_unresolved == 0 for f in findings) else FAIL
+        verdict = NO_TARGET
     else:
         verdict = PASS if all(f.passes for f in findings) else FAIL
     return Certificate(verdict=verdict, target=target, target_source=source, findings=findings,

@@ -121,6 +121,10 @@ DEFAULT_FOR_POSTERIOR_BOUND = ("anatomy", "Anatomy groups people by their SA val
                                "algorithm tells the adversary nothing more (paper 000 Claim 4): its release "
                                "keeps every posterior at the model's 1/ℓ against every adversary that applies; "
                                "the QIs are published exactly (identity is not protected)")
+DEFAULT_FOR_SENSITIVE_SET = ("set-anatomy", "the model protects a sensitive value set: Set Anatomy groups people by "
+                             "whether their value is sensitive, one sensitive person per group, never by their QIs, "
+                             "so knowing the algorithm tells the adversary nothing more; the QIs are published "
+                             "exactly (identity is not protected)")
 DEFAULT_OTHERWISE = ("mondrian", "the model bounds no posterior (k-anonymity, t-closeness, (k,e)): strict "
                      "Mondrian gives the finest generalized release that satisfies it")
 
@@ -150,7 +154,8 @@ def default_algorithm(model: Any) -> tuple[str, dict[str, Any], str]:
     from .certificate import model_target
 
     if model_target(model) is not None:
-        name, why = DEFAULT_FOR_POSTERIOR_BOUND
+        sets = [getattr(m, "sensitive_set", None) for m in (getattr(model, "models", None) or [model])]
+        name, why = DEFAULT_FOR_SENSITIVE_SET if any(sets) else DEFAULT_FOR_POSTERIOR_BOUND
         return name, {}, why
     name, why = DEFAULT_OTHERWISE
     return name, {"strict": True}, why

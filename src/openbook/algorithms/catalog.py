@@ -13,6 +13,8 @@ CATALOG: dict[str, tuple[str, str, str]] = {
     "rgg-ana": ("anatomy", "bucketized", "RGG, then Anatomy inside each group (paper 000 §5.3)"),
     "sg-ana": ("anatomy", "bucketized", "SG, then Anatomy inside each group (paper 000 §5.3)"),
     "base-ana": ("anatomy", "bucketized", "one group, anatomized (paper 000 §5.3)"),
+    "set-anatomy": ("set_anatomy", "bucketized", "SA-only groups with one sensitive row each, for set models "
+                    "(simple-l / (alpha,k) of a sensitive set)"),
     "art": ("art", "bucketized", "ART: r-robust against QI-based background knowledge (paper 003 §4.2)"),
     "art-exact": ("art", "bucketized", "ART grown until the exact worst-case posterior is at most 1/r (paper 003)"),
     "full-domain": ("full_domain", "generalized", "every QI at fixed hierarchy levels --levels (paper 001 §4.1)"),

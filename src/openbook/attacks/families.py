@@ -20,7 +20,7 @@ from .base import AttackResult, model_l
 #: algorithms the replay adversary re-runs (paper 000 §5.1); the Anatomy family publishes an
 #: SA-only grouping (Claim 4): replaying it excludes no world, which the replay reports
 REPLAYABLE = ("gg", "rgg", "sg", "mondrian", "full-domain", "full-domain-search",
-              "anatomy", "base-ana", "gg-ana", "rgg-ana", "sg-ana")
+              "anatomy", "base-ana", "gg-ana", "rgg-ana", "sg-ana", "set-anatomy")
 #: algorithms built to resist worst-case QI-based background knowledge (paper 003; Li & Li)
 BACKGROUND_ROBUST = ("art", "art-exact", "injector")
 

@@ -65,7 +65,7 @@ from .base import AttackResult, model_l
 from .replay_kernels import gg_final_likelihood, sample_cell_counts
 
 #: algorithms whose grouping ignores the QI→SA association inside a group (Claim 4)
-NO_INFORMATION = ("anatomy", "base-ana", "full-domain")
+NO_INFORMATION = ("anatomy", "base-ana", "set-anatomy", "full-domain")
 #: chunk of (world × checked group) rows per model call
 _CHUNK_ROWS = 400_000
 #: largest total transition work (states × increments × values) of an exact GG chain (~1 s)

@@ -145,11 +145,13 @@ def anonymize_epilog() -> str:
     """The algorithms and models ``anonymize --help`` lists (no heavy import)."""
     from ..algorithms.catalog import CATALOG
     from ..models.registry import SPEC_HELP
-    from ..pipeline import DEFAULT_FOR_POSTERIOR_BOUND, DEFAULT_OTHERWISE
+    from ..pipeline import DEFAULT_FOR_POSTERIOR_BOUND, DEFAULT_FOR_SENSITIVE_SET, DEFAULT_OTHERWISE
 
     algos = "\n".join(f"  {name:<20} {kind:<12} {line}" for name, (_, kind, line) in sorted(CATALOG.items()))
     return (f"algorithms (--algorithm):\n{algos}\n\n"
-            f"default algorithm:\n  a model that bounds posteriors (l-diversity, (alpha,k)): "
+            f"default algorithm:\n  a model of a sensitive set (simple-l / (alpha,k) with set=): "
+            f"{DEFAULT_FOR_SENSITIVE_SET[0]} — {DEFAULT_FOR_SENSITIVE_SET[1]}\n"
+            f"  another model that bounds posteriors (l-diversity, (alpha,k)): "
             f"{DEFAULT_FOR_POSTERIOR_BOUND[0]} — {DEFAULT_FOR_POSTERIOR_BOUND[1]}\n"
             f"  otherwise: {DEFAULT_OTHERWISE[0]} --strict — {DEFAULT_OTHERWISE[1]}\n\n"
             f"models (-m):\n{SPEC_HELP}")

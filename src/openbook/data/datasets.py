@@ -58,7 +58,10 @@ def _synthetic(n_rows: int = 20_000, seed: int = 0, **_: Any) -> Dataset:
     spec = synthetic_schema()
     sa = spec.pop("sa")
     qi = [f"{name}:{kind}" for name, kind in spec.items() if name != sa]
-    schema = Schema.build(qi=qi, sa=sa)
+    # its occupations are Adult's: the same sensitive sets apply (paper 000 §5)
+    values = set(df[sa].astype(str))
+    sets = {k: v for k, v in ADULT_SENSITIVE.items() if set(v) <= values}
+    schema = Schema.build(qi=qi, sa=sa, sensitive_sets=sets)
     return Dataset("synthetic", df, schema, {}, f"synthetic census-like table ({n_rows} rows, seed {seed})")
 
 
