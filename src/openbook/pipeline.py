@@ -14,7 +14,13 @@ from .data.datasets import load_dataset
 from .data.loaders import read_table
 from .data.schema import Schema
 from .data.table import EncodedTable, encode
-from .errors import DataError, HierarchyError, ParameterError, PrivacyLeakWarning, SchemaError
+from .errors import (
+    DataError,
+    HierarchyError,
+    ParameterError,
+    PrivacyLeakWarning,
+    SchemaError,
+)
 
 
 def _split(v: Any) -> list[str]:

@@ -20,10 +20,23 @@ def track(items: Iterable[T], description: str, total: int | None = None) -> Ite
         yield from items
         return
     from rich.console import Console
-    from rich.progress import track as rich_track
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
-    yield from rich_track(items, description=description, total=total, console=Console(stderr=True),
-                          transient=True)
+    items = list(items) if total is None and not hasattr(items, "__len__") else items
+    n = total if total is not None else len(items)  # type: ignore[arg-type]
+    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+               TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task(description, total=n)
+        for item in items:
+            yield item
+            progress.advance(task)
 
 
 class status:

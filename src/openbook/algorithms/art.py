@@ -51,9 +51,9 @@ from ..attacks.permanent import DEFAULT_MAX_STATES, _multiset_posteriors
 from ..data.table import EncodedTable
 from ..errors import ParameterError
 from ..models.base import PrivacyModel
+from ..progress import track
 from ..release import Partition
 from .base import Anonymizer, register
-
 
 #: offset of the log-probability coordinates of the candidate index
 LOG_EPS = 1e-4
@@ -482,7 +482,7 @@ class ART(Anonymizer):
         next_gid = 0
         stats = {"failed": 0, "unreachable": 0, "too_large": 0, "undecided": 0, "exact_extra": 0,
                  "bound": 0, "exact": 0, "checks": 0}
-        for t in seeds.tolist():
+        for t in track(seeds.tolist(), f"{self.name}: growing r-robust groups"):
             x = int(sa[t])
             members, used, ok = self._grow(t, x, index, P, idx, sa, r, max_gs, stats)
             if ok:

@@ -141,7 +141,13 @@ def qi_order(table: EncodedTable, method: str = "lex", priority: Sequence[str] |
 
 def size_floor(model) -> int:
     """The smallest size any group satisfying ``model`` can have, whatever its SA values."""
-    from ..models import AllOf, DistinctLDiversity, EntropyLDiversity, KAnonymity, RecursiveCLDiversity
+    from ..models import (
+        AllOf,
+        DistinctLDiversity,
+        EntropyLDiversity,
+        KAnonymity,
+        RecursiveCLDiversity,
+    )
 
     if isinstance(model, AllOf):
         return max((size_floor(m) for m in model.models), default=1)

@@ -122,8 +122,14 @@ ADVERSARY_NAMES = ("baseline", "replay", "minimality", "background", "eligibilit
 def _adversary_classes() -> tuple[type[Adversary], ...]:
     """The registered adversaries, in the order the certificate and the report list them
     (an explicit tuple: no import side effects, no circle)."""
-    from .families import (BackgroundAdversary, BaselineAdversary, EligibilityAdversary, LinkageAdversary,
-                           MinimalityAdversary, ReplayAdversary)
+    from .families import (
+        BackgroundAdversary,
+        BaselineAdversary,
+        EligibilityAdversary,
+        LinkageAdversary,
+        MinimalityAdversary,
+        ReplayAdversary,
+    )
 
     return (BaselineAdversary, ReplayAdversary, MinimalityAdversary, BackgroundAdversary,
             EligibilityAdversary, LinkageAdversary)

@@ -68,6 +68,7 @@ from ..data.grouping import group_ids
 from ..data.table import EncodedTable
 from ..errors import ParameterError
 from ..models.base import SADomain
+from ..progress import track
 from ..release.release import Release
 from .base import AttackResult, model_l
 from .baseline import choose_targets, release_model
@@ -610,7 +611,7 @@ def minimality_attack(release: Release, knowledge: Any, *, model: Any = None,
         sat_fn = _binary_sat_fn(model, set_name)
         u_tot = uc.sum(axis=1)
         u_s = uc @ masks[0].astype(np.int64)
-    for g in np.flatnonzero(gen_cls):
+    for g in track(np.flatnonzero(gen_cls).tolist(), "minimality adversary: classes"):
         a, b = bounds[g], bounds[g + 1]
         if not minimal:
             unit_post[a:b] = tgt_counts[g] / sizes[g]

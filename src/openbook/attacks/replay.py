@@ -60,6 +60,7 @@ import pandas as pd
 
 from ..data.table import EncodedColumn, EncodedTable
 from ..errors import OpenbookError, ParameterError, VerificationError
+from ..progress import track
 from ..release import Partition
 from .base import AttackResult, model_l
 from .replay_kernels import gg_final_likelihood, sample_cell_counts
@@ -889,7 +890,6 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
     else:
         names, masks = targets
     masks = np.asarray(masks, dtype=bool)
-    n_sa = domain.n_values
     n_groups = int(group.max()) + 1 if group.size else 0
     gcounts = table.group_sa_counts(group, n_groups)
     units = _merge_constant_units(replay_units(algorithm, table, group, gcounts))
@@ -900,7 +900,7 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
     seeds = rng.integers(0, 2**31 - 1, size=max(1, len(units)))
     info = {"group": [], "unit": [], "exact": [], "worlds": [], "accepted": [], "unit_kind": []}
     n_exact = n_sampled = 0
-    for ui, u in enumerate(units):
+    for ui, u in enumerate(track(units, "replay adversary: units")):
         r = solve_unit(u, masks, worlds=worlds, seed=int(seeds[ui]), exact_limit=exact_limit,
                        force_sample=force_sample, cache=cache)
         if u.likelihood is not None or u.chain is not None:

@@ -28,8 +28,15 @@ import numpy as np
 from numba import njit, prange
 
 from ..errors import DataError, ParameterError
+from ..progress import track
 from .background import Knowledge
-from .permanent import DEFAULT_MAX_STATES, _multiset_posteriors, _row_type_posteriors, n_states, sampled_posteriors
+from .permanent import (
+    DEFAULT_MAX_STATES,
+    _multiset_posteriors,
+    _row_type_posteriors,
+    n_states,
+    sampled_posteriors,
+)
 
 
 # ---------------------------------------------------------------------------------------
@@ -259,7 +266,7 @@ def audit_groups(knowledge: Knowledge, qi_codes: np.ndarray, sa_codes: np.ndarra
     mcmc_bound = 0.0
     unresolved = np.zeros(n, dtype=bool)
     big = np.flatnonzero(method == 2)
-    for gi in big.tolist():  # groups too large for the value DP (rare): Python loop over groups and sets
+    for gi in track(big.tolist(), "background adversary: large groups"):  # too large for the value DP
         rows = order[starts[gi]:starts[gi + 1]]
         if rows.size > AUDIT_MAX_SAMPLED_ROWS:
             unresolved[rows] = True

@@ -9,6 +9,7 @@ line on stderr and exit code 2, never a traceback and never a partial output fil
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from typing import Sequence
@@ -47,6 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help / --version (0) or a usage error (2, one line printed)
         return int(exc.code or 0) if isinstance(exc.code, (int, type(None))) else 2
+    saved = os.environ.get("OPENBOOK_PROGRESS")
+    if getattr(args, "quiet", False) or getattr(args, "json", False):
+        os.environ["OPENBOOK_PROGRESS"] = "0"  # no progress display on stderr
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", PrivacyLeakWarning)
@@ -58,6 +62,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("openbook: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if saved is None:
+            os.environ.pop("OPENBOOK_PROGRESS", None)
+        else:
+            os.environ["OPENBOOK_PROGRESS"] = saved
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

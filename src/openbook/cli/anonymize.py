@@ -145,7 +145,11 @@ def anonymize_epilog() -> str:
     """The algorithms and models ``anonymize --help`` lists (no heavy import)."""
     from ..algorithms.catalog import CATALOG
     from ..models.registry import SPEC_HELP
-    from ..pipeline import DEFAULT_FOR_POSTERIOR_BOUND, DEFAULT_FOR_SENSITIVE_SET, DEFAULT_OTHERWISE
+    from ..pipeline import (
+        DEFAULT_FOR_POSTERIOR_BOUND,
+        DEFAULT_FOR_SENSITIVE_SET,
+        DEFAULT_OTHERWISE,
+    )
 
     algos = "\n".join(f"  {name:<20} {kind:<12} {line}" for name, (_, kind, line) in sorted(CATALOG.items()))
     return (f"algorithms (--algorithm):\n{algos}\n\n"

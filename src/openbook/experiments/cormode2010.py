@@ -67,7 +67,13 @@ def _views(table, spec: str, seed: int):
 @experiment("cormode2010-fig5", paper="000 §5.3, Fig. 5",
             description="COUNT-query ARE vs qd and sel for RGG, SG, Base, with and without anatomization")
 def run(quick: bool = False, seed: int = 0) -> ExperimentResult:
-    from ..utility.queries import answer_all, correlated_subsets, independence_estimates, make_workload, relative_errors
+    from ..utility.queries import (
+        answer_all,
+        correlated_subsets,
+        independence_estimates,
+        make_workload,
+        relative_errors,
+    )
 
     table, spec, data = _setup()
     views, sizes = _views(table, spec, seed)

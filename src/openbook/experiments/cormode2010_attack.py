@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..errors import OpenbookError
 from ..algorithms.base import make_algorithm
 from ..attacks.closed_forms import theorem5_bound
 from ..attacks.replay import replay_attack
 from ..data.schema import Schema
 from ..data.table import EncodedTable, encode
+from ..errors import OpenbookError
 from ..models.registry import make_model
 from .registry import ExperimentResult, experiment
 

@@ -43,8 +43,8 @@ from ..attacks.robustness import audit_groups
 from ..data.datasets import EDUCATION_BEFORE_SECONDARY
 from ..data.schema import Schema
 from ..data.table import EncodedTable, encode
-from ..models.registry import make_model
 from ..errors import OpenbookError
+from ..models.registry import make_model
 from ..release import Partition
 from .registry import ExperimentResult, experiment
 

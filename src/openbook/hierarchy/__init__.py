@@ -7,9 +7,21 @@ A hierarchy defines the code space of its column: leaf ``i`` is code ``i``
 values to codes).
 """
 
-from openbook.hierarchy.adult import ADULT_COLUMNS, EDUCATION_BEFORE_SECONDARY, PAPER001_HEIGHTS, adult_hierarchies
+from openbook.hierarchy.adult import (
+    ADULT_COLUMNS,
+    EDUCATION_BEFORE_SECONDARY,
+    PAPER001_HEIGHTS,
+    adult_hierarchies,
+)
 from openbook.hierarchy.arx import arx_rows, parse_arx_text, read_arx_csv, write_arx_csv
-from openbook.hierarchy.builders import auto, flat, from_levels, from_mapping, interval_ladder, ordinal
+from openbook.hierarchy.builders import (
+    auto,
+    flat,
+    from_levels,
+    from_mapping,
+    interval_ladder,
+    ordinal,
+)
 from openbook.hierarchy.tree import Hierarchy
 
 __all__ = [

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from openbook.errors import DataError, HierarchyError
-from openbook.hierarchy.builders import from_levels
 from openbook.hierarchy._graph import as_python, context_of
+from openbook.hierarchy.builders import from_levels
 from openbook.hierarchy.tree import Hierarchy
 
 __all__ = ["read_arx_csv", "write_arx_csv", "parse_arx_text", "arx_rows"]

@@ -48,7 +48,15 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import InfeasibleError, ParameterError
-from ._checks import Ratio, as_counts, check_choice, check_int, check_real, fmt_num, fmt_value
+from ._checks import (
+    Ratio,
+    as_counts,
+    check_choice,
+    check_int,
+    check_real,
+    fmt_num,
+    fmt_value,
+)
 from .base import PrivacyModel, SADomain
 from .eligibility import REMEDY
 

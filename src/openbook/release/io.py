@@ -32,9 +32,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import glob
 import hashlib
 import json
-import glob
 import os
 import secrets
 import sqlite3

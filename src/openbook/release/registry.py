@@ -30,8 +30,19 @@ from typing import Any
 import pandas as pd
 
 from ..errors import DataError, ParameterError
-from .io import (DB_SUFFIXES, _apply_dtypes, _dtypes, _from_meta, _json_default, _plain, load_release, save_release,
-                 path_lock, write_db_table, write_plain)
+from .io import (
+    DB_SUFFIXES,
+    _apply_dtypes,
+    _dtypes,
+    _from_meta,
+    _json_default,
+    _plain,
+    load_release,
+    path_lock,
+    save_release,
+    write_db_table,
+    write_plain,
+)
 from .release import Release
 
 #: seconds to wait for another process's add before giving up
