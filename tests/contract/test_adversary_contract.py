@@ -42,7 +42,7 @@ def _case(name: str):
     if name in ("baseline", "replay"):
         return make_algorithm("gg", model=make_model("l=2")).anonymize(t), t, ()
     if name == "minimality":
-        return make_algorithm("mondrian", model=make_model("l=2"), strict=True).anonymize(t), t, ()
+        return make_algorithm("full-domain-search", model=make_model("l=2")).anonymize(t), t, ()
     if name == "background":  # min_support=2: ART cannot make some rare seeds robust and withholds them
         ta = encode(_frame(1, n=60), SCHEMA)
         return make_algorithm("art", model=make_model("simple-l=2,set=sens"), r=2, min_support=2,

@@ -554,14 +554,28 @@ def _sg_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.nda
 def _split_refused(model: Any, domain: Any, cuts: Sequence[tuple[np.ndarray, np.ndarray]]) -> Callable:
     """Likelihood 1 iff every cut ``(left cells, right cells)`` was refused: not both sides
     satisfy the model (SG Fig. 7 line 3; Mondrian's allowable cut)."""
+    cuts = list(cuts)
+    if not cuts:
+        return lambda c: np.ones(c.shape[0])
+    n_cells = 1 + max(int(max(lc.max(initial=0), rc.max(initial=0))) for lc, rc in cuts)
+    # side membership of every cell in every cut: all cuts checked in one model call
+    L = np.zeros((len(cuts), n_cells))
+    R = np.zeros((len(cuts), n_cells))
+    for k, (lc, rc) in enumerate(cuts):
+        L[k, lc] = 1.0
+        R[k, rc] = 1.0
+
+    LR = np.concatenate([L, R], axis=0).T  # (cells, 2 * cuts)
+    k = len(cuts)
+
     def lik(c: np.ndarray) -> np.ndarray:
-        out = np.ones(c.shape[0], dtype=bool)
-        for lc, rc in cuts:
-            left = c[:, lc].sum(axis=1)
-            right = c[:, rc].sum(axis=1)
-            both = _holds(model, domain, np.stack([left, right], axis=1)).all(axis=1)
-            out &= ~both
-        return out.astype(np.float64)
+        w, cells, v = c.shape
+        # (W, v, cells) @ (cells, 2k): one BLAS product gives both sides of every cut
+        sides = np.matmul(np.swapaxes(c, 1, 2).astype(np.float64), LR[:cells])  # (W, v, 2k)
+        sides = np.rint(sides).astype(np.int64).transpose(0, 2, 1)  # (W, 2k, v)
+        pair = np.stack([sides[:, :k], sides[:, k:]], axis=2)  # (W, k, 2, v)
+        both = _holds(model, domain, pair).all(axis=2)  # (W, k)
+        return (~both.any(axis=1)).astype(np.float64)
     return lik
 
 
