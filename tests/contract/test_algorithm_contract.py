@@ -25,7 +25,8 @@ EXTRA = {"full-domain": {"levels": [1, 1, 1], "max_suppression": 0.3}, "mask": {
 MODELS = {"mask": "simple-l=2,set=sens,set-mode=total",
           # ART protects the sensitive set against r-robustness; its output is verified as
           # simple ℓ-diversity of the set with ℓ = r (paper 003 §4.2)
-          "art": "simple-l=2,set=sens", "art-exact": "simple-l=2,set=sens", "injector": "simple-l=2,set=sens"}
+          "art": "simple-l=2,set=sens", "art-exact": "simple-l=2,set=sens", "injector": "simple-l=2,set=sens",
+          "set-anatomy": "simple-l=2,set=sens"}
 
 
 def table(seed: int):

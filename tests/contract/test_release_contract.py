@@ -24,7 +24,7 @@ from openbook.release.release import GID, canonical_form
 
 NAMES = sorted(all_algorithms())
 EXTRA = {"full-domain": {"levels": [1, 1, 1], "max_suppression": 0.3}, "mask": {"k": 4}}
-MODELS = {"mask": "simple-l=2,set=sens,set-mode=total", "art": "simple-l=2,set=sens",
+MODELS = {"mask": "simple-l=2,set=sens,set-mode=total", "art": "simple-l=2,set=sens", "set-anatomy": "simple-l=2,set=sens",
           "art-exact": "simple-l=2,set=sens", "injector": "simple-l=2,set=sens"}
 
 
