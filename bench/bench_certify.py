@@ -68,7 +68,8 @@ def main() -> None:
     from openbook.experiments.wong_bk import SET, paper003_table
 
     t3 = paper003_table(load_dataset("adult").frame, 5)
-    art = make_algorithm("art", model=make_model(f"simple-l=10,set={SET}"), min_support=100, seed=0)
+    art = make_algorithm("art", model=make_model(f"simple-l=10,set={SET}"), min_support=100, seed=0,
+                         max_suppression=1.0)
     t0 = time.perf_counter()
     rel = art.anonymize(t3)
     t_art = time.perf_counter() - t0

@@ -201,6 +201,7 @@ def anonymize_skewed(table: EncodedTable, model: Any, algo: Any, *, skew: str, s
     step = restore_eligibility(table.sa_codes, l_for_model(model), method=skew, seed=skew_rng,
                                n_values=table.columns[table.sa_name].n_values)
     part = algo.partition(table.take(step.kept_rows))
+    algo.check_budget(part, step.kept_rows.size)
     group = np.full(table.n_rows, -1, dtype=np.int64)
     group[step.kept_rows] = part.group
     prov = {**part.provenance, "skew": step.provenance()}

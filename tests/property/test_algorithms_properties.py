@@ -14,7 +14,7 @@ from openbook.errors import InfeasibleError, ParameterError
 from openbook.models import make_model
 
 MODELS = ["k=2", "k=3", "l=2", "entropy-l=2", "simple-l=2", "simple-l=2,set=s", "recursive-l=2,c=2", "t=0.5"]
-ALGOS = [("gg", {}), ("gg", {"tail": "drop"}), ("gg", {"order": "hilbert"}), ("rgg", {"p": 0.5}),
+ALGOS = [("gg", {}), ("gg", {"tail": "drop", "max_suppression": 1.0}), ("gg", {"order": "hilbert"}), ("rgg", {"p": 0.5}),
          ("rgg", {"p": 1.0, "order": "zorder"}), ("sg", {}), ("mondrian", {}), ("mondrian", {"strict": False}),
          ("anatomy", {}), ("rgg-ana", {"p": 0.3}), ("sg-ana", {}), ("base-ana", {}),
          ("full-domain-search", {}), ("full-domain-search", {"max_suppression": 0.2, "metric": "discernibility"})]

@@ -433,8 +433,9 @@ class ART(Anonymizer):
 
     def __init__(self, *, model: PrivacyModel, r: float | None = None, sensitive_set: str | None = None,
                  max_size: int | None = None, min_support: int = DEFAULT_MIN_SUPPORT, k_neighbors: int = 64,
-                 max_group_size: int | None = None, seed: int | None = None) -> None:
+                 max_group_size: int | None = None, max_suppression: float = 0.0, seed: int | None = None) -> None:
         super().__init__(model=model, seed=seed)
+        self.max_suppression = max_suppression
         self.r = r
         self.sensitive_set = sensitive_set
         self.max_size = max_size
@@ -446,7 +447,7 @@ class ART(Anonymizer):
     def params(self) -> dict[str, Any]:
         return {"r": self.r, "sensitive_set": self.sensitive_set, "max_size": self.max_size,
                 "min_support": self.min_support, "k_neighbors": self.k_neighbors,
-                "max_group_size": self.max_group_size}
+                "max_group_size": self.max_group_size, "max_suppression": self.max_suppression}
 
     def _sensitive(self, table: EncodedTable) -> np.ndarray:
         from .ordering import sensitive_set_name
@@ -605,9 +606,10 @@ class ARTExact(ART):
     def __init__(self, *, model: PrivacyModel, r: float | None = None, sensitive_set: str | None = None,
                  max_size: int | None = None, min_support: int = DEFAULT_MIN_SUPPORT, k_neighbors: int = 64,
                  max_group_size: int | None = None, max_states: int = DEFAULT_MAX_STATES, growth: float = 1.1,
-                 seed: int | None = None) -> None:
+                 max_suppression: float = 0.0, seed: int | None = None) -> None:
         super().__init__(model=model, r=r, sensitive_set=sensitive_set, max_size=max_size, min_support=min_support,
-                         k_neighbors=k_neighbors, max_group_size=max_group_size, seed=seed)
+                         k_neighbors=k_neighbors, max_group_size=max_group_size, max_suppression=max_suppression,
+                         seed=seed)
         self.max_states = max_states
         self.growth = growth
 

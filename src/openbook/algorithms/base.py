@@ -12,8 +12,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
+import numpy as np
+
 from ..data.table import EncodedTable
-from ..errors import ParameterError
+from ..errors import InfeasibleError, ParameterError
 from ..models.base import PrivacyModel
 from ..release import Partition, Release, build_release
 from .catalog import CATALOG
@@ -34,6 +36,9 @@ class Anonymizer(ABC):
     #: True when the algorithm follows the minimality principle (paper 001 §3): a
     #: deterministic algorithm that never generalizes more than the model needs.
     minimality: ClassVar[bool] = False
+    #: largest fraction of rows the algorithm may suppress; algorithms that can suppress
+    #: take it as a parameter (``max_suppression=``), every other one suppresses nothing
+    max_suppression: float = 0.0
 
     def __init__(self, *, model: PrivacyModel, seed: int | None = None) -> None:
         self.model = model
@@ -68,9 +73,21 @@ class Anonymizer(ABC):
         """Hierarchy levels for global (full-domain) recoding, or None for local recoding."""
         return None
 
+    def check_budget(self, part: Partition, n_rows: int) -> None:
+        """Refuse a partition that suppresses more rows than ``max_suppression`` allows,
+        naming the budget it would need (every algorithm honours the budget)."""
+        allowed = int(np.floor(float(self.max_suppression) * n_rows + 1e-9))
+        if part.n_suppressed > allowed:
+            need = part.n_suppressed / max(n_rows, 1)
+            raise InfeasibleError(
+                f"{self.name} suppresses {part.n_suppressed} of {n_rows} rows ({need:.2%}), above "
+                f"max_suppression={float(self.max_suppression):g}; allow at least --max-suppression "
+                f"{np.ceil(need * 10000) / 10000:g} or choose another algorithm", model=self.model)
+
     def anonymize(self, table: EncodedTable, *, kind: str | None = None, t_reference: Any = "published") -> Release:
         """Partition, recode and verify (``t_reference``: see :func:`openbook.release.build_release`)."""
         part = self.partition(table)
+        self.check_budget(part, table.n_rows)
         return build_release(table, part, model=self.model, kind=kind or self.release_kind,
                              levels=self.release_levels(), t_reference=t_reference)
 

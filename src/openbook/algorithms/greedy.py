@@ -145,8 +145,10 @@ class GreedyGrouping(Anonymizer):
     minimality = True
 
     def __init__(self, *, model: PrivacyModel, order: str = "lex", priority: Sequence[str] | str | None = None,
-                 bucket_size: int | None = None, tail: str = "merge", seed: int | None = None) -> None:
+                 bucket_size: int | None = None, tail: str = "merge", max_suppression: float = 0.0,
+                 seed: int | None = None) -> None:
         super().__init__(model=model, seed=seed)
+        self.max_suppression = max_suppression
         self.order = order
         self.priority = priority
         self.bucket_size = bucket_size
@@ -155,7 +157,7 @@ class GreedyGrouping(Anonymizer):
     def params(self) -> dict[str, Any]:
         pr = self.priority.split(",") if isinstance(self.priority, str) else self.priority
         return {"order": self.order, "priority": None if pr is None else list(pr),
-                "bucket_size": self.bucket_size, "tail": self.tail}
+                "bucket_size": self.bucket_size, "tail": self.tail, "max_suppression": self.max_suppression}
 
     def _p(self) -> float:
         return 0.0
@@ -285,9 +287,9 @@ class RandomizedGreedyGrouping(GreedyGrouping):
 
     def __init__(self, *, model: PrivacyModel, p: float = 0.5, order: str = "lex",
                  priority: Sequence[str] | str | None = None, bucket_size: int | None = None,
-                 tail: str = "merge", seed: int | None = None) -> None:
+                 tail: str = "merge", max_suppression: float = 0.0, seed: int | None = None) -> None:
         super().__init__(model=model, order=order, priority=priority, bucket_size=bucket_size, tail=tail,
-                         seed=seed)
+                         max_suppression=max_suppression, seed=seed)
         self.p = p
 
     def params(self) -> dict[str, Any]:

@@ -124,3 +124,30 @@ def test_certify_group_bounds_bracket_exact_and_verdict_is_exact():
             verdict, _ = certify_group(P, idx, sa, np.arange(N), x, r)
             assert verdict == (worst <= 1.0 / r + 1e-12)
     assert n_checked >= 300
+
+
+def test_art_honours_the_suppression_budget():
+    """ART withholds sensitive seeds it cannot make r-robust; with the default budget (0) it
+    refuses and names the budget it would need, instead of silently dropping people."""
+    import numpy as np
+    import pandas as pd
+    import pytest
+
+    from openbook.algorithms.base import make_algorithm
+    from openbook.data.schema import Schema
+    from openbook.data.table import encode
+    from openbook.errors import InfeasibleError
+    from openbook.models import make_model
+
+    rng = np.random.default_rng(1)
+    n = 60
+    df = pd.DataFrame({"age": rng.integers(20, 60, n), "zip": rng.choice(["a", "b", "c", "d"], n),
+                       "sex": rng.choice(["F", "M"], n),
+                       "disease": rng.choice(["flu", "hiv", "cold", "cancer"], n, p=[0.4, 0.15, 0.3, 0.15])})
+    t = encode(df, Schema.build(qi=["age:numeric", "zip", "sex"], sa="disease",
+                                sensitive_sets={"sens": ["hiv", "cancer"]}))
+    model = make_model("simple-l=2,set=sens")
+    with pytest.raises(InfeasibleError, match=r"art suppresses \d+ of 60 rows .* --max-suppression 0\.\d+"):
+        make_algorithm("art", model=model, r=2, min_support=2, seed=1).anonymize(t)
+    rel = make_algorithm("art", model=model, r=2, min_support=2, seed=1, max_suppression=0.5).anonymize(t)
+    assert 0 < rel.n_suppressed <= 30
