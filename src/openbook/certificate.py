@@ -100,8 +100,8 @@ class Certificate:
 
     def headline(self) -> str:
         if self.verdict == PASS:
-            ran = [f.adversary for f in self.findings if f.ran]
-            return f"pass: no adversary ({', '.join(ran)}) puts anyone above {self.target:.4g}"
+            ran = [f"{f.adversary} (target {f.target:.4g})" for f in self.findings if f.ran and f.target is not None]
+            return f"pass: no adversary puts anyone above its target: {', '.join(ran)}"
         if self.verdict == NO_TARGET:
             return "no target: the model promises no posterior bound (give --max-risk to certify against one)"
         worst = self.worst()
@@ -165,7 +165,8 @@ def _finding_from(adv: Any, result: Any, target: float | None, seconds: float, r
 
 
 def certify(release: Any, *, original: Any = None, earlier: Sequence[Any] = (), max_risk: float | None = None,
-            adversaries: Sequence[str] | None = None, params: Mapping[str, Mapping[str, Any]] | None = None,
+            max_reid_risk: float | None = None, adversaries: Sequence[str] | None = None,
+            params: Mapping[str, Mapping[str, Any]] | None = None,
             on_step: Callable[[str], None] | None = None) -> Certificate:
     """Run every adversary that applies to ``release`` (or the named ones) and judge.
 
@@ -178,6 +179,10 @@ def certify(release: Any, *, original: Any = None, earlier: Sequence[Any] = (), 
         Earlier releases of the same population (the linkage adversary).
     max_risk:
         The target posterior; default the model's (:func:`model_target`).
+    max_reid_risk:
+        The target of identity disclosure (the re-identification adversary runs only
+        with it, or when named): prosecutor risk, or journalist risk when
+        ``params["reidentification"]`` gives the population.
     adversaries:
         Names to run (default: every registered adversary that applies).
     params:
@@ -192,6 +197,9 @@ def certify(release: Any, *, original: Any = None, earlier: Sequence[Any] = (), 
     t0 = time.perf_counter()
     if max_risk is not None and not (0.0 < float(max_risk) <= 1.0):
         raise ParameterError(f"max_risk={max_risk} must be in (0, 1]", parameter="max-risk", value=max_risk)
+    if max_reid_risk is not None and not (0.0 < float(max_reid_risk) <= 1.0):
+        raise ParameterError(f"max_reid_risk={max_reid_risk} must be in (0, 1]", parameter="max-reid-risk",
+                             value=max_reid_risk)
     model = release_model(release)
     target = float(max_risk) if max_risk is not None else model_target(model)
     source = "--max-risk" if max_risk is not None else ("the model's 1/ℓ" if target is not None else "none")
@@ -201,13 +209,14 @@ def certify(release: Any, *, original: Any = None, earlier: Sequence[Any] = (), 
         # no target, no verdict to reach: the baseline's figures are recorded (what the model
         # alone lets anyone learn); the algorithm-aware adversaries run when asked by name or
         # against a target (--max-risk)
-        names = ["baseline"]
+        names = ["baseline", "reidentification"]
     findings: list[Finding] = []
     results: dict[str, Any] = {}
     for name in names:
         adv = make_adversary(name, **dict(params.get(name, {})))
-        if adv.disclosure != "attribute":
-            continue  # identity risk has its own target (--max-reid-risk)
+        goal = target if adv.disclosure == "attribute" else max_reid_risk
+        if adv.disclosure != "attribute" and max_reid_risk is None and not adversaries:
+            continue  # identity risk is certified against its own target (--max-reid-risk)
         applies = adv.applies_to(release)
         if not applies:
             if adversaries:  # asked for by name: say it does not fit
@@ -229,14 +238,16 @@ def certify(release: Any, *, original: Any = None, earlier: Sequence[Any] = (), 
             findings.append(Finding(adv.name, adv.title, adv.paper, adv.disclosure, True, applies.reason,
                                     error=str(exc), seconds=round(time.perf_counter() - t1, 3)))
             continue
-        findings.append(_finding_from(adv, result, target, time.perf_counter() - t1, applies.reason))
+        findings.append(_finding_from(adv, result, goal, time.perf_counter() - t1, applies.reason))
         results[name] = result
-    if target is None:
+    if target is None and max_reid_risk is None:
         verdict = NO_TARGET
     else:
-        verdict = PASS if all(f.passes for f in findings) else FAIL
+        judged = [f for f in findings if f.target is not None or not f.ran]
+        verdict = PASS if all(f.passes for f in judged) else FAIL
     return Certificate(verdict=verdict, target=target, target_source=source, findings=findings,
-                       knowledge={"original": original is not None, "earlier_releases": len(earlier)},
+                       knowledge={"original": original is not None, "earlier_releases": len(earlier),
+                                  "max_reid_risk": max_reid_risk},
                        seconds=time.perf_counter() - t0, results=results)
 
 
@@ -253,15 +264,16 @@ def refusal(cert: Certificate) -> RiskError:
                 f"unresolved (unknown is not safe)")
     else:
         what = (f"the {worst.adversary} adversary puts {worst.n_above} of {worst.n_people} people above "
-                f"{cert.target:.4g} (worst posterior {worst.max_posterior:.4g})")
+                f"{worst.target:.4g} (worst posterior {worst.max_posterior:.4g})")
+    flag = "--max-reid-risk" if worst.disclosure == "identity" else "--max-risk"
     return RiskError(f"refusing to write the release: {what}; nothing was written (choose another algorithm, "
-                     f"--max-risk R to change the target, or --no-certify)",
+                     f"{flag} R to change the target, or --no-certify)",
                      adversary=worst.adversary, n_people=worst.n_above or worst.n_unresolved,
                      worst=worst.max_posterior)
 
 
 def certify_release(release: Any, *, original: Any, earlier: Sequence[Any] = (), max_risk: float | None = None,
-                    enabled: bool = True, enforce: bool = True,
+                    max_reid_risk: float | None = None, enabled: bool = True, enforce: bool = True,
                     params: Mapping[str, Mapping[str, Any]] | None = None,
                     on_step: Callable[[str], None] | None = None) -> Certificate | None:
     """Certify ``release`` before it is written and record the certificate in its sidecar
@@ -271,7 +283,8 @@ def certify_release(release: Any, *, original: Any, earlier: Sequence[Any] = (),
     if not enabled:
         release.meta["certificate"] = skipped("certification skipped by the publisher (--no-certify)")
         return None
-    cert = certify(release, original=original, earlier=earlier, max_risk=max_risk, params=params, on_step=on_step)
+    cert = certify(release, original=original, earlier=earlier, max_risk=max_risk, max_reid_risk=max_reid_risk,
+                   params=params, on_step=on_step)
     release.meta["certificate"] = cert.to_dict()
     if enforce and cert.verdict == FAIL:
         raise refusal(cert)

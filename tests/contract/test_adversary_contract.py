@@ -39,7 +39,7 @@ SCHEMA = Schema.build(qi=["age:numeric", "zip", "sex"], sa="disease", sensitive_
 def _case(name: str):
     """(release, original, earlier) on which adversary ``name`` applies."""
     t = encode(_frame(3), SCHEMA)
-    if name in ("baseline", "replay"):
+    if name in ("baseline", "replay", "reidentification"):
         return make_algorithm("gg", model=make_model("l=2")).anonymize(t), t, ()
     if name == "minimality":
         return make_algorithm("full-domain-search", model=make_model("l=2")).anonymize(t), t, ()

@@ -116,7 +116,7 @@ class Adversary(ABC):
 
 
 #: the registered names, in registry order (the CLI lists them without importing the engines)
-ADVERSARY_NAMES = ("baseline", "replay", "minimality", "background", "eligibility", "linkage")
+ADVERSARY_NAMES = ("baseline", "replay", "minimality", "background", "eligibility", "linkage", "reidentification")
 
 
 def _adversary_classes() -> tuple[type[Adversary], ...]:
@@ -128,11 +128,12 @@ def _adversary_classes() -> tuple[type[Adversary], ...]:
         EligibilityAdversary,
         LinkageAdversary,
         MinimalityAdversary,
+        ReidentificationAdversary,
         ReplayAdversary,
     )
 
     return (BaselineAdversary, ReplayAdversary, MinimalityAdversary, BackgroundAdversary,
-            EligibilityAdversary, LinkageAdversary)
+            EligibilityAdversary, LinkageAdversary, ReidentificationAdversary)
 
 
 def adversaries() -> dict[str, type[Adversary]]:

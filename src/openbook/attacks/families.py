@@ -446,3 +446,39 @@ def _model(release: Any) -> Any:
     from .baseline import release_model
 
     return release_model(release)
+
+
+class ReidentificationAdversary(Adversary):
+    """Identity disclosure (El Emam & Dankar 2008; ARX): the probability that a record is
+    re-identified from its published QIs — prosecutor risk 1/f per record, or journalist risk
+    1/F when the population is given (:mod:`.reidentification`)."""
+
+    name = "reidentification"
+    title = "Re-identification (identity disclosure)"
+    paper = "El Emam & Dankar 2008; Dankar et al. 2012"
+    disclosure = "identity"
+    _parameters = {"population_size": (None, lambda v: _ge1(v), "a number >= 1"),
+                   "sampling_fraction": (None, lambda v: isinstance(v, (int, float)) and 0 < v <= 1,
+                                         "a fraction in (0, 1]"),
+                   "threshold": (0.2, lambda v: isinstance(v, (int, float)) and 0 < v <= 1, "a fraction in (0, 1]")}
+
+    def attack(self, release: Any, *, original: Any = None, earlier: Sequence[Any] = ()) -> AttackResult:
+        from .reidentification import reidentification_risk
+
+        res = reidentification_risk(release, population_size=self.population_size,
+                                    sampling_fraction=self.sampling_fraction, threshold=self.threshold)
+        model = "journalist" if (self.population_size or self.sampling_fraction) else "prosecutor"
+        risk = res.journalist if model == "journalist" else res.prosecutor
+        cls = np.asarray(res.class_of, dtype=np.int64)
+        notes = {"model": model, **{k: v for k, v in res.summary().items() if k in (
+            "sample_uniqueness", "population_uniqueness", "notes", "exact_qis_published")}}
+        if original is None or release.kind == "bucketized" and len(cls) != len(release.data):
+            return AttackResult(adversary=self.name, posterior=risk, targets=["re-identification"], group=cls,
+                                notes=notes)
+        al = alignment(release, original)
+        post = np.full(original.n_rows, np.nan)
+        placed = al.row >= 0
+        post[placed] = risk[al.row[placed]]
+        group = np.where(placed, cls[np.maximum(al.row, 0)], -1)
+        return AttackResult(adversary=self.name, posterior=post, targets=["re-identification"], group=group,
+                            unresolved=np.zeros(original.n_rows, dtype=bool), notes=notes)

@@ -135,12 +135,16 @@ def certify_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("certificate")
     g.add_argument("--max-risk", type=PROBABILITY_ABOVE_0, metavar="R", help="largest posterior any adversary may reach "
                    "(default: the model's 1/l, or alpha); above it nothing is written and the exit code is 3")
+    g.add_argument("--max-reid-risk", type=PROBABILITY_ABOVE_0, metavar="R", help="largest re-identification "
+                   "probability of any record (prosecutor risk, or journalist risk with --population-size or "
+                   "--sampling-fraction); above it nothing is written and the exit code is 3 (default: not checked)")
     g.add_argument("--worlds", type=POSITIVE_INT, help="replay adversary: possible worlds sampled per unit too "
                    "large to enumerate (default 2000; sampled posteriors count with 3 standard errors)")
     g.add_argument("--against-registry", metavar="DIR_OR_DB", help="earlier releases of the same people: the "
                    "linkage adversary certifies against them")
     if p.prog.split()[-1] == "anonymize":
         g.add_argument("--no-certify", action="store_true", help="write without certifying (the sidecar says so)")
+    identity_options(p)
 
 
 class status:
@@ -228,3 +232,21 @@ def lazy_epilog(parser: argparse.ArgumentParser, make: Any) -> None:
         return format_help()
 
     parser.format_help = with_epilog  # type: ignore[method-assign]
+
+
+def reid_params(args: argparse.Namespace) -> dict[str, Any]:
+    """The re-identification adversary's population parameters from the flags."""
+    out = {"population_size": getattr(args, "population_size", None),
+           "sampling_fraction": getattr(args, "sampling_fraction", None),
+           "threshold": getattr(args, "reid_threshold", None)}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def identity_options(p: argparse.ArgumentParser) -> None:
+    """The population of the re-identification risk (docs/identity.md)."""
+    g = p.add_argument_group("identity disclosure")
+    g.add_argument("--population-size", type=_number(float, lo=1.0), metavar="N",
+                   help="size of the population the data is drawn from (default: the data is the population)")
+    g.add_argument("--sampling-fraction", type=PROBABILITY_ABOVE_0, metavar="F", help="n / N instead of N")
+    g.add_argument("--reid-threshold", type=PROBABILITY_ABOVE_0, default=0.2, metavar="R",
+                   help="a record is at risk above this re-identification probability (default 0.2)")

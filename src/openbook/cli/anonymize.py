@@ -18,6 +18,7 @@ from ._common import (
     lazy_epilog,
     output_options,
     print_table,
+    reid_params,
     status,
 )
 
@@ -95,7 +96,8 @@ def certify_from_args(args: argparse.Namespace, cfg, release, table) -> None:
         earlier = [r for _, r in ReleaseRegistry(c["against_registry"], create=False).releases()]
     with status("certifying the release", quiet=args.quiet) as st:
         certify_release(release, original=table, earlier=earlier, max_risk=c.get("max_risk"),
-                        enabled=bool(c.get("enabled", True)), params={"replay": {"worlds": int(c.get("worlds", 2000))}},
+                        max_reid_risk=args.max_reid_risk, enabled=bool(c.get("enabled", True)),
+                        params={"replay": {"worlds": int(c.get("worlds", 2000))}, "reidentification": reid_params(args)},
                         on_step=lambda name: st.update(f"certifying: the {name} adversary"))
 
 

@@ -14,6 +14,7 @@ from ._common import (
     original_options,
     output_options,
     print_table,
+    reid_params,
     status,
 )
 
@@ -36,8 +37,9 @@ def cmd_certify(args: argparse.Namespace) -> int:
 
         names = parse_adversaries(args.adversary) or None
     with status("certifying the release", quiet=args.quiet) as st:
-        cert = certify(release, original=original, earlier=earlier, max_risk=args.max_risk, adversaries=names,
-                       params={"replay": {"worlds": args.worlds or 2000}},
+        cert = certify(release, original=original, earlier=earlier, max_risk=args.max_risk,
+                       max_reid_risk=args.max_reid_risk, adversaries=names,
+                       params={"replay": {"worlds": args.worlds or 2000}, "reidentification": reid_params(args)},
                        on_step=lambda name: st.update(f"certifying: the {name} adversary"))
     payload = {"release": str(args.release), **cert.to_dict()}
     emit(args, payload, lambda p: print_table(f"certificate of {p['release']}", certificate_rows(p)))

@@ -11,10 +11,12 @@ from ._common import (
     PROBABILITY_ABOVE_0,
     SEED,
     emit,
+    identity_options,
     load_original,
     original_options,
     output_options,
     print_table,
+    reid_params,
     status,
 )
 
@@ -31,7 +33,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     adversaries = parse_adversaries(args.adversary)
     with status("certifying and measuring the release", quiet=args.quiet):
         page = build_report(release, adversaries=adversaries, table=table, n_queries=args.queries, seed=args.seed,
-                            max_risk=args.max_risk, worlds=args.worlds or 2000,
+                            max_risk=args.max_risk, worlds=args.worlds or 2000, max_reid_risk=args.max_reid_risk,
+                            reid=reid_params(args),
                             provenance={"command": " ".join(["openbook", *sys.argv[1:]]) if sys.argv
                                         else "openbook report", "release file": str(args.release)})
     out = write_report(args.output, page)
@@ -49,6 +52,8 @@ def add_parser(sub: Any) -> None:
                     "minimality, background, eligibility, linkage); default: every one that applies")
     rp.add_argument("--max-risk", type=PROBABILITY_ABOVE_0, metavar="R", help="the target (default: the model's 1/l)")
     rp.add_argument("--worlds", type=POSITIVE_INT, help="replay adversary: worlds per sampled unit (default 2000)")
+    rp.add_argument("--max-reid-risk", type=PROBABILITY_ABOVE_0, metavar="R", help="target of identity disclosure")
+    identity_options(rp)
     rp.add_argument("--queries", type=POSITIVE_INT, default=1000, help="COUNT queries per setting (default 1000)")
     rp.add_argument("--seed", type=SEED, default=0, help="seed of the query workload (default 0)")
     rp.add_argument("-o", "--output", default="report.html", help="the HTML file (default report.html)")

@@ -218,7 +218,9 @@ def _legend_section() -> str:
     return f"<section id='legend'><h2>What the figures mean</h2><dl class='legend'>{items}</dl></section>"
 
 
-def _attack_section(result: Any, index: int, target: float | None) -> str:
+def _attack_section(result: Any, index: int, target: float | None, reid_target: float | None = None) -> str:
+    if result.adversary == "reidentification":
+        target = reid_target
     l = (1.0 / target) if target else (result.l if result.l is not None else 1.0)
     s = result.summary(l=l)
     d = s.to_dict(groups=10)
@@ -281,6 +283,7 @@ def render_report(release: Release, *, certificate: Any = None, certificate_sour
     utility, provenance (module docstring)."""
     title = title or f"openbook report: {release.meta.get('source') or 'release'}"
     target = getattr(certificate, "target", None)
+    reid_target = (getattr(certificate, "knowledge", None) or {}).get("max_reid_risk")
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
              f"<style>{CSS}</style></head><body><h1>{_e(title)}</h1>"]
     parts.append(_verdict_section(certificate, certificate_source))
@@ -293,7 +296,7 @@ def render_report(release: Release, *, certificate: Any = None, certificate_sour
         parts.append("<h2>Adversaries</h2><p class='note'>no adversary's per-person figures are available "
                      "(give the original table with --original)</p>")
     for i, res in enumerate(attacks):
-        parts.append(_attack_section(res, i, target))
+        parts.append(_attack_section(res, i, target, reid_target))
     parts.append(_utility_section(utility, queries))
     parts.append(_provenance_section(release, provenance))
     parts.append("</body></html>")
@@ -315,7 +318,8 @@ def write_report(path: str | os.PathLike, page: str) -> Path:
 
 def build_report(release: Release, *, adversaries: Sequence[str] = (), table: EncodedTable | None = None,
                  n_queries: int = 1000, seed: int = 0, provenance: Mapping[str, Any] | None = None,
-                 max_risk: float | None = None, worlds: int = 2000) -> str:
+                 max_risk: float | None = None, worlds: int = 2000, max_reid_risk: float | None = None,
+                 reid: Mapping[str, Any] | None = None) -> str:
     """Certify the release against ``table`` (every adversary that applies, or the named
     ones) and render; without ``table``, show the certificate recorded at publication and
     the baseline adversary's figures."""
@@ -325,8 +329,9 @@ def build_report(release: Release, *, adversaries: Sequence[str] = (), table: En
     if table is not None:
         from ..utility.metrics import release_utility
 
-        cert = certify(release, original=table, max_risk=max_risk, adversaries=list(adversaries) or None,
-                       params={"replay": {"worlds": worlds}})
+        cert = certify(release, original=table, max_risk=max_risk, max_reid_risk=max_reid_risk,
+                       adversaries=list(adversaries) or None,
+                       params={"replay": {"worlds": worlds}, "reidentification": dict(reid or {})})
         source = "Certified now, against the original table given to the report."
         attacks = list(cert.results.values())
         utility = release_utility(release, table)
@@ -340,5 +345,10 @@ def build_report(release: Release, *, adversaries: Sequence[str] = (), table: En
         source = ("As recorded in the release's sidecar at publication (give --original to certify it again "
                   "and to see every adversary's per-person figures).")
         attacks = run_adversaries(release, ["baseline"], None)
+    if not any(getattr(a, "adversary", "") == "reidentification" for a in attacks):
+        from ..attacks.adversary import make_adversary
+
+        # identity disclosure always has its section (its histogram of record risk)
+        attacks.append(make_adversary("reidentification", **dict(reid or {})).run(release))
     return render_report(release, certificate=cert, certificate_source=source, attacks=attacks, utility=utility,
                          queries=queries, provenance=provenance)

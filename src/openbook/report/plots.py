@@ -39,8 +39,9 @@ def posterior_histogram(max_posterior: np.ndarray, l: float | None, *, title: st
     if l:
         ax.axvline(1.0 / l, color="#C44E52", linestyle="--", linewidth=2, label=f"1/ℓ = {1.0 / l:.3g}")
         ax.legend(loc="upper right")
-    ax.set_xlabel("posterior confidence (largest over the targets)")
-    ax.set_ylabel("tuples")
+    ax.set_xlabel("re-identification probability" if title.startswith("reidentification")
+                  else "posterior confidence (largest over the targets)")
+    ax.set_ylabel("people")
     ax.set_xlim(0, 1)
     if title:
         ax.set_title(title)
