@@ -6,11 +6,17 @@ The *generalization lattice* has one node per level vector ``(l_1, …, l_d)``, 
 height_j`` of the QI hierarchies; node ``u`` generalizes node ``v`` when ``u >= v``
 componentwise. A node *satisfies* the model when, after recoding every QI ``j`` to level
 ``l_j``, the rows of the classes that violate the model are at most ``max_suppression · n``
-(those classes are suppressed). For a monotonic model (``model.monotonic``) satisfaction is
-upward closed, which gives **predictive tagging**: a satisfying node tags every node above it
-satisfying, a failing node tags every node below it failing, unchecked. The search walks, from
-the lowest untagged node, a greedy chain upwards through untagged nodes and binary-searches
-it (Flash's path strategy), until every node is tagged; a non-monotonic model checks all.
+(those classes are suppressed). Satisfaction is upward closed (:meth:`Lattice.upward_closed`)
+when the model is monotonic and either there is no budget or the model is *absorbing*: a
+node's classes are unions of a finer node's classes, and then every class the coarser node
+fails is a union of classes the finer node failed, so it suppresses no more rows. That gives
+**predictive tagging**: a satisfying node tags every node above it satisfying, a failing node
+tags every node below it failing, unchecked. The search walks, from the lowest untagged node,
+a greedy chain upwards through untagged nodes and binary-searches it (Flash's path
+strategy), until every node is tagged. Otherwise every node is checked: with a budget,
+entropy/recursive ℓ, (α,k), simple ℓ, t-closeness and ℓ-eligibility are *not* upward closed
+(a class {a, b} satisfies entropy 2-diversity and {c × 100} is suppressed; merged, all 102
+rows fail — ``tests/unit/algorithms/test_lattice_minimal.py`` keeps such counterexamples).
 
 Output: all *minimal* satisfying nodes (no direct predecessor satisfies — Samarati's
 k-minimal generalizations) and, among them, the one with the least information loss under
@@ -115,6 +121,10 @@ class Lattice:
         suppressed = int(sizes[~ok].sum())
         return {"combo_class": cc, "n_classes": nc, "holds": ok, "sizes": sizes, "suppressed": suppressed}
 
+    def upward_closed(self) -> bool:
+        """Is the set of satisfying nodes closed upwards (so predictive tagging is exact)?"""
+        return bool(self.model.monotonic) and (self.budget == 0 or bool(self.model.absorbing))
+
     def satisfies(self, levels) -> bool:
         self.n_checked += 1
         return self.evaluate(levels)["suppressed"] <= self.budget
@@ -145,8 +155,11 @@ class Lattice:
     def _index(self, v: np.ndarray) -> np.ndarray:
         return np.ravel_multi_index(tuple(np.asarray(v).T), self.shape)
 
-    def search(self, monotonic: bool = True) -> np.ndarray:
-        """State of every node: +1 satisfies, -1 fails (all nodes tagged or checked)."""
+    def search(self, monotonic: bool | None = None) -> np.ndarray:
+        """State of every node: +1 satisfies, -1 fails (all nodes tagged or checked).
+        ``monotonic`` defaults to :meth:`upward_closed`; ``False`` checks every node."""
+        if monotonic is None:
+            monotonic = self.upward_closed()
         N = self.nodes.shape[0]
         state = np.zeros(N, dtype=np.int8)
         if not monotonic:
@@ -197,15 +210,22 @@ class Lattice:
         return state
 
     def minimal(self, state: np.ndarray) -> np.ndarray:
-        """Satisfying nodes none of whose direct predecessors satisfies."""
+        """Satisfying nodes with no satisfying node strictly below them (Samarati's minimal
+        generalizations). When satisfaction is upward closed this is "no direct predecessor
+        satisfies"; otherwise a satisfying node can sit above a failing one above a
+        satisfying one, so "something below satisfies" is propagated upwards layer by layer."""
         sat = state == 1
-        pred_sat = np.zeros_like(sat)
-        for j in range(self.d):
-            has = self.nodes[:, j] > 0
-            pred = self.nodes[has].copy()
-            pred[:, j] -= 1
-            pred_sat[np.flatnonzero(has)] |= sat[self._index(pred)]
-        return self.nodes[sat & ~pred_sat]
+        below = np.zeros_like(sat)  # some node strictly below satisfies
+        height = self.nodes.sum(axis=1)
+        for h in range(1, int(height.max(initial=0)) + 1):
+            layer = np.flatnonzero(height == h)
+            for j in range(self.d):
+                has = layer[self.nodes[layer, j] > 0]
+                pred = self.nodes[has].copy()
+                pred[:, j] -= 1
+                pi = self._index(pred)
+                below[has] |= sat[pi] | below[pi]
+        return self.nodes[sat & ~below]
 
 
 def node_satisfies(table: EncodedTable, model: PrivacyModel, levels, max_suppression: float = 0.0) -> bool:
@@ -239,7 +259,6 @@ class FullDomainSearch(Anonymizer):
         return {"max_suppression": self.max_suppression, "metric": self.metric}
 
     def _validate(self, table: EncodedTable) -> None:
-        super()._validate(table)
         try:
             ms = float(self.max_suppression)
         except (TypeError, ValueError):
@@ -250,6 +269,14 @@ class FullDomainSearch(Anonymizer):
         if self.metric not in METRICS:
             raise ParameterError(f"full-domain-search: unknown metric {self.metric!r} (known: {', '.join(METRICS)})",
                                  parameter="metric", value=self.metric)
+        try:
+            super()._validate(table)
+        except InfeasibleError:
+            # the model's whole-table feasibility (eligibility, ...) assumes every row is
+            # published; with a budget, suppressing rows can make the table feasible, and
+            # the lattice decides (InfeasibleError when no node satisfies)
+            if ms == 0.0:
+                raise
 
     def release_levels(self) -> list[int] | None:
         return self._levels
@@ -258,7 +285,7 @@ class FullDomainSearch(Anonymizer):
         """Run the lattice search; returns the minimal nodes, the chosen one and counts."""
         self._validate(table)
         lat = Lattice(table, self.model, float(self.max_suppression))
-        state = lat.search(monotonic=bool(self.model.monotonic))
+        state = lat.search()
         mins = lat.minimal(state)
         if mins.shape[0] == 0:
             raise InfeasibleError(

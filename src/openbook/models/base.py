@@ -89,12 +89,20 @@ class PrivacyModel(ABC):
     ``name``          short registry name (``"k-anonymity"``, ``"distinct-l-diversity"``, ...)
     ``monotonic``     True when merging two satisfying groups always gives a satisfying
                       group (the property lattice search and top-down splitting rely on)
+    ``absorbing``     True when a satisfying group still satisfies after *any* rows join it
+                      (k-anonymity, distinct ℓ, (k,e)). With a suppression budget, full-domain
+                      search tags predictively only for these: a coarser node's failing classes
+                      are then unions of a finer node's failing classes, so it suppresses no
+                      more rows. Frequency, entropy and distance models are not absorbing — a
+                      satisfying class that absorbs a suppressed minority can fail, and the
+                      coarser node can exceed the budget (``docs/algorithms.md``)
     ``higher_is_stronger``  direction of the level: larger k / ℓ is stronger, smaller t / α
                       is stronger.
     """
 
     name: ClassVar[str]
     monotonic: ClassVar[bool] = True
+    absorbing: ClassVar[bool] = False
     higher_is_stronger: ClassVar[bool] = True
 
     @abstractmethod

@@ -51,6 +51,10 @@ class AllOf(PrivacyModel):
         return all(m.monotonic for m in self.models)
 
     @property  # type: ignore[override]
+    def absorbing(self) -> bool:  # noqa: D102 - so is a conjunction of absorbing models
+        return all(m.absorbing for m in self.models)
+
+    @property  # type: ignore[override]
     def higher_is_stronger(self) -> bool:  # noqa: D102 - the first member's direction
         return self.models[0].higher_is_stronger
 

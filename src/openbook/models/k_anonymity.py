@@ -39,6 +39,7 @@ class KAnonymity(PrivacyModel):
 
     name: ClassVar[str] = "k-anonymity"
     monotonic: ClassVar[bool] = True
+    absorbing: ClassVar[bool] = True  # a count that only grows
     higher_is_stronger: ClassVar[bool] = True
 
     def __init__(self, *, k: int) -> None:

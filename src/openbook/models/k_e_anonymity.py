@@ -79,6 +79,7 @@ class KEAnonymity(PrivacyModel):
 
     name: ClassVar[str] = "k-e-anonymity"
     monotonic: ClassVar[bool] = True
+    absorbing: ClassVar[bool] = True  # a count that only grows
     higher_is_stronger: ClassVar[bool] = True
 
     def __init__(self, *, k: int, e: float) -> None:

@@ -123,6 +123,7 @@ class DistinctLDiversity(PrivacyModel):
 
     name: ClassVar[str] = "distinct-l-diversity"
     monotonic: ClassVar[bool] = True
+    absorbing: ClassVar[bool] = True  # a count that only grows
     higher_is_stronger: ClassVar[bool] = True
 
     def __init__(self, *, l: int) -> None:  # noqa: E741

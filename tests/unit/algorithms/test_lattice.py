@@ -33,7 +33,7 @@ def test_search_matches_exhaustive_check(spec, supp):
     t = table()
     m = make_model(spec)
     lat = Lattice(t, m, supp)
-    state = lat.search(monotonic=True)
+    state = lat.search()
     brute = Lattice(t, m, supp)
     truth = np.array([brute.satisfies(v) for v in lat.nodes])
     assert np.array_equal(state == 1, truth)
