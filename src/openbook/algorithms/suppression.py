@@ -11,16 +11,23 @@ step per level the top of ``T_P`` descends (numba) — and only then maps the pe
 suppression counts to rows, choosing uniformly at random (seeded) which rows of each value
 are withheld (:func:`suppress_rows`).
 
-Conventions (part of the algorithm, hence of the adversary's knowledge K1):
+Ranks (part of the algorithm, hence of the adversary's knowledge K1). The paper ranks values
+by frequency alone and treats tied values symmetrically (Property 1; ``S1'``, ``S2'`` of
+Example 5); so do we — **ties are broken uniformly at random** (seeded), never by code:
 
-* **rank** in ``T``: count descending, ties by SA code ascending (``S1`` = rank 1);
+* **rank** in ``T``: count descending, ties in a uniformly random order (``S1`` = rank 1);
 * D-suppression (Fig. 2) removes a record of the lowest-ranked value in ``top(T_P)``;
   it preserves the order of ranks (Property 1), so it is a water level descending over the
-  sorted counts;
+  sorted counts, and only *which* of several equally frequent values end one record lower
+  depends on the tie order;
 * R-suppression (Fig. 3) STEP-1 draws ``h`` uniformly from ``1..ℓ`` and the level ``F``
   uniformly from ``[F_{h+1}, F_h]`` (``F_{m+1} = 0``) and suppresses ``S1`` to ``F``;
-  STEP-2 runs D-suppression on the result, ranked by count descending with ties broken by
-  the rank in ``T``, until P-Eligibility and ℓ-candidacy hold for the first time.
+  STEP-2 runs D-suppression on the result, ranked by its counts with ties in a fresh
+  uniformly random order, until P-Eligibility and ℓ-candidacy hold for the first time.
+
+How many records are withheld never depends on the tie order (every decision reads the
+sorted counts), only which values lose them; the exact eligibility posterior
+(:mod:`openbook.attacks.eligibility`) averages over the tie orders (``docs/skew.md``).
 
 Why functions and not an :class:`~openbook.algorithms.base.Anonymizer`: these algorithms
 decide *which rows are withheld*, not how rows are grouped, and they run *before* an
@@ -221,33 +228,36 @@ def safe_d_suppression(counts: Any, l: Any) -> SuppressionPlan:
     return _plan("safe-d", l, counts, np.minimum(counts, fl))
 
 
-def unsafe_d_suppression(counts: Any, l: Any) -> SuppressionPlan:
+def unsafe_d_suppression(counts: Any, l: Any, *, seed: Any = None) -> SuppressionPlan:
     """Unsafe D-suppression (§3.3): stop when P-Eligibility and ℓ-candidacy first hold — the
-    lower bound on suppression of Theorem 2, but open to the eligibility attack."""
+    lower bound on suppression of Theorem 2, but open to the eligibility attack. Ties in the
+    ranking are broken uniformly at random (``seed``)."""
     counts, l = _check(counts, l)
     if is_eligible(counts, l):
         return _plan("unsafe-d", l, counts, counts.copy())
-    return _plan("unsafe-d", l, counts, d_suppression_from(counts, int(counts.sum()), l))
+    tie = _rng(seed).permutation(counts.size)
+    return _plan("unsafe-d", l, counts, d_suppression_from(counts, int(counts.sum()), l, tiebreak=tie))
 
 
-def r_suppression_outcome(counts: Any, l: Any, h: int, level: int, *,
-                          step2: str = "unsafe-d") -> np.ndarray:
+def r_suppression_outcome(counts: Any, l: Any, h: int, level: int, *, step2: str = "unsafe-d",
+                          s1: int | None = None, tiebreak: np.ndarray | None = None) -> np.ndarray:
     """The deterministic part of R-suppression for given random choices: STEP-1 suppresses
-    ``S1`` to ``level`` (chosen in ``[F_{h+1}, F_h]``; ``h`` is only informative), STEP-2 runs
-    D-suppression (``step2="unsafe-d"``, Fig. 3) — or, for the R* member ``rstar-safe2``,
-    D-suppression to the start of the level of the ℓ-th value (``step2="safe-d"``). Ranks
-    in STEP-2: count descending, ties by the rank in ``T``. Returns the published counts.
-    This is the replay function the eligibility attack calls."""
+    ``S1`` (the code ``s1``, one of the most frequent values; default the first of them) to
+    ``level`` (chosen in ``[F_{h+1}, F_h]``; ``h`` is only informative), STEP-2 runs
+    D-suppression (``step2="unsafe-d"``, Fig. 3) ranked by count with ties by ``tiebreak``
+    (keys, ascending; default the code) — or, for the R* member ``rstar-safe2``,
+    D-suppression to the start of the level of the ℓ-th value (``step2="safe-d"``). Returns
+    the published counts. This is the replay function the eligibility attack calls."""
     counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())
-    rank_t = np.empty(counts.size, dtype=np.int64)
-    order = _ranked(counts)
-    rank_t[order] = np.arange(counts.size)
-    s1 = order[0]
+    if s1 is None:
+        s1 = int(np.flatnonzero(counts == counts.max())[0])
+    elif counts[s1] != counts.max():
+        raise ParameterError(f"s1={s1} is not a most frequent value", parameter="s1", value=s1)
     a = counts.copy()
     a[s1] = int(level)
     if step2 == "unsafe-d":
-        return d_suppression_from(a, n, int(l), already=int(counts[s1] - level), tiebreak=rank_t)
+        return d_suppression_from(a, n, int(l), already=int(counts[s1] - level), tiebreak=tiebreak)
     if step2 == "safe-d":
         srt = np.sort(a)[::-1]
         top = srt[0]
@@ -306,7 +316,10 @@ def rstar_suppression(counts: Any, l: Any, *, member: str = "r-suppression", see
     lo, hi = _levels(counts, h)
     level = int(rng.integers(lo, hi + 1))
     step2 = "safe-d" if member == "rstar-safe2" else "unsafe-d"
-    return _plan(member, l, counts, r_suppression_outcome(counts, l, h, level, step2=step2), h=h, F=level)
+    s1 = int(rng.choice(np.flatnonzero(counts == counts.max())))  # S1: ties uniformly at random
+    tie = rng.permutation(counts.size)  # STEP-2's ranking: ties uniformly at random
+    return _plan(member, l, counts, r_suppression_outcome(counts, l, h, level, step2=step2, s1=s1, tiebreak=tie),
+                 h=h, F=level, s1=s1)
 
 
 def r_suppression(counts: Any, l: Any, *, seed: Any = None) -> SuppressionPlan:
@@ -383,7 +396,7 @@ def suppress_all(counts: Any, l: Any) -> SuppressionPlan:
 
 SUPPRESSORS: dict[str, Callable[..., SuppressionPlan]] = {
     "safe-d": lambda c, l, seed=None: safe_d_suppression(c, l),
-    "unsafe-d": lambda c, l, seed=None: unsafe_d_suppression(c, l),
+    "unsafe-d": lambda c, l, seed=None: unsafe_d_suppression(c, l, seed=seed),
     "r-suppression": lambda c, l, seed=None: r_suppression(c, l, seed=seed),
 }
 

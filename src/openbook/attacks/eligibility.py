@@ -50,7 +50,7 @@ from typing import Any, Sequence
 import numpy as np
 from numba import njit
 
-from ..algorithms.suppression import _descend, _ranked, r_suppression_outcome
+from ..algorithms.suppression import _descend, r_suppression_outcome
 from ..errors import ParameterError
 
 PRIORS = ("uniform", "record")
@@ -133,10 +133,76 @@ def _logaddexp(a: float, b: float) -> float:  # pragma: no cover - numba
 
 
 @njit(cache=True)
+def _log_tie_probability(A, order_a, a, c):  # pragma: no cover - numba
+    """``log Pr`` that D-suppression of ``A`` ends at ``c`` over STEP-2's uniformly random
+    tie order: ``a`` is the result for the order ``order_a`` (count descending, ties by
+    code). Any other tie order permutes values only within a group of equal ``A``, and the
+    result pattern on a group's positions is fixed (its first ``g - s`` at ``L``, the last
+    ``s`` at ``L - 1``), so the group matches ``c`` with probability ``1 / C(g, s)`` when
+    ``c`` holds the same multiset there, else 0."""
+    m = A.size
+    logp = 0.0
+    q = 0
+    while q < m:
+        e = q + 1
+        while e < m and A[order_a[e]] == A[order_a[q]]:
+            e += 1
+        hi = a[q]
+        lo = a[e - 1]
+        s = 0
+        for p in range(q, e):
+            if a[p] != hi:
+                s += 1
+        n_hi = 0
+        n_lo = 0
+        for p in range(q, e):
+            x = c[order_a[p]]
+            if x == hi:
+                n_hi += 1
+            elif x == lo and lo != hi:
+                n_lo += 1
+            else:
+                return -np.inf
+        if n_lo != s or n_hi != e - q - s:
+            return -np.inf
+        g = e - q
+        logp -= math.lgamma(g + 1.0) - math.lgamma(s + 1.0) - math.lgamma(g - s + 1.0)
+        q = e
+    return logp
+
+
+@njit(cache=True)
+def _log_like(B, v, c, n, l, fs, A, a, key, idx):  # pragma: no cover - numba
+    """``log Pr(c | B, S1 = v)`` of R-suppression: every ``(h, F)`` and STEP-2 tie order."""
+    m = B.size
+    big = m + 1
+    like = -np.inf
+    for h in range(1, l + 1):
+        lo = fs[h]
+        hi = fs[h - 1]
+        start = lo if lo > c[v] else c[v]
+        for f in range(start, hi + 1):
+            for i in range(m):
+                A[i] = B[i]
+            A[v] = f
+            for i in range(m):
+                key[i] = -A[i] * big + idx[i]
+            order_a = np.argsort(key)
+            for q in range(m):
+                a[q] = A[order_a[q]]
+            for q in range(m, a.size):
+                a[q] = 0
+            _descend(a, n, l, B[v] - f)
+            lp = _log_tie_probability(A, order_a, a, c)
+            if lp > -np.inf:
+                like = _logaddexp(like, lp - math.log(l * (hi - lo + 1.0)))
+    return like
+
+
+@njit(cache=True)
 def _kernel(c, n, l, in_u, logpi, record):  # pragma: no cover - numba
     m = c.size
     r = n - c.sum()
-    big = m + 1
     lognum = np.full(m, -np.inf)
     logden = -np.inf
     n_plaus = 0
@@ -144,7 +210,6 @@ def _kernel(c, n, l, in_u, logpi, record):  # pragma: no cover - numba
     A = np.empty(m, np.int64)
     a = np.zeros(max(m, l), np.int64)
     fs = np.zeros(max(m, l) + 1, np.int64)
-    rank_t = np.empty(m, np.int64)
     key = np.empty(m, np.int64)
     idx = np.arange(m)
     slots = np.empty(m, np.int64)
@@ -162,54 +227,52 @@ def _kernel(c, n, l, in_u, logpi, record):  # pragma: no cover - numba
             for q in range(k):
                 B[slots[q]] += d[q]
             top_ok = l * B[v] > n
+            n_top = 0
             if top_ok:
                 for i in range(m):
-                    if B[i] > B[v] or (B[i] == B[v] and i < v):
+                    if B[i] > B[v]:
                         top_ok = False
                         break
+                    if B[i] == B[v]:
+                        n_top += 1
+            if top_ok and n_top > 1:
+                # B has tied most frequent values and turns up in the loop of each tied u
+                # whose slots cover B - c: handle it once, in the first such loop
+                for u in range(v):
+                    if B[u] == B[v]:
+                        covered = True
+                        for i in range(m):
+                            if B[i] > c[i] and not in_u[i] and i != u:
+                                covered = False
+                                break
+                        if covered:
+                            top_ok = False
+                            break
             if top_ok:
                 logw = 0.0
                 if record:
                     for i in range(m):
                         logw -= math.lgamma(B[i] + 1.0)
-                    for q in range(k):
-                        logw += d[q] * logpi[slots[q]]
+                    for i in range(m):
+                        logw += (B[i] - c[i]) * logpi[i]
                 for i in range(m):
-                    key[i] = -B[i] * big + idx[i]
+                    key[i] = -B[i] * (m + 1) + idx[i]
                 order_t = np.argsort(key)
                 for q in range(m):
-                    rank_t[order_t[q]] = q
                     fs[q] = B[order_t[q]]
                 for q in range(m, fs.size):
                     fs[q] = 0
-                like = -np.inf
-                for h in range(1, l + 1):
-                    lo = fs[h]
-                    hi = fs[h - 1]
-                    start = lo if lo > c[v] else c[v]
-                    for f in range(start, hi + 1):
-                        for i in range(m):
-                            A[i] = B[i]
-                        A[v] = f
-                        for i in range(m):
-                            key[i] = -A[i] * big + rank_t[i]
-                        order_a = np.argsort(key)
-                        for q in range(m):
-                            a[q] = A[order_a[q]]
-                        for q in range(m, a.size):
-                            a[q] = 0
-                        _descend(a, n, l, B[v] - f)
-                        same = True
-                        for q in range(m):
-                            if a[q] != c[order_a[q]]:
-                                same = False
-                                break
-                        if same:
-                            like = _logaddexp(like, -math.log(l * (hi - lo + 1.0)))
-                if like > -np.inf:
+                any_like = False
+                for u in range(m):  # S1 = u with probability 1/n_top: ties drawn at random
+                    if B[u] != B[v]:
+                        continue
+                    like = _log_like(B, u, c, n, l, fs, A, a, key, idx)
+                    if like > -np.inf:
+                        any_like = True
+                        lognum[u] = _logaddexp(lognum[u], logw + like - math.log(n_top))
+                        logden = _logaddexp(logden, logw + like - math.log(n_top))
+                if any_like:
                     n_plaus += 1
-                    lognum[v] = _logaddexp(lognum[v], logw + like)
-                    logden = _logaddexp(logden, logw + like)
             # next weak composition of r into k parts
             if d[k - 1] == r:
                 break
@@ -254,29 +317,59 @@ def posterior_r_suppression(published: Any, n: Any, l: Any, *, prior: str = "uni
 # ---------------------------------------------------------------------------------------
 # brute-force reference (exact fractions)
 # ---------------------------------------------------------------------------------------
-def _outcomes(B: np.ndarray, l: int, algorithm: str) -> list[tuple[Fraction, tuple[int, ...]]]:
-    from ..algorithms.suppression import safe_d_suppression, unsafe_d_suppression
+def _tie_orders(counts: np.ndarray):
+    """Every ranking a uniformly random tie rule gives ``counts`` (count descending; every
+    order within each group of equal non-zero counts), each with its probability, as
+    ``(probability, tiebreak keys)``."""
+    groups = [np.flatnonzero(counts == x) for x in np.unique(counts[counts > 0])]
+    groups = [g for g in groups if g.size > 1]
+    p = Fraction(1, math.prod(math.factorial(g.size) for g in groups))
+    for perms in itertools.product(*(itertools.permutations(g.tolist()) for g in groups)):
+        key = np.arange(counts.size)
+        for g, perm in zip(groups, perms):
+            key[list(perm)] = g
+        yield p, key
 
-    if algorithm == "unsafe-d":
-        return [(Fraction(1), tuple(unsafe_d_suppression(B, l).published.tolist()))]
-    if algorithm == "safe-d":
-        return [(Fraction(1), tuple(safe_d_suppression(B, l).published.tolist()))]
+
+def _outcomes(B: np.ndarray, l: int, algorithm: str) -> list[tuple[Fraction, int, tuple[int, ...]]]:
+    """Every run of ``algorithm`` on ``B`` as ``(probability, S1, published counts)``: every
+    S1 among the most frequent values, every random choice and every tie order, replayed
+    with the public decision functions."""
+    from ..algorithms.suppression import d_suppression_from, safe_d_suppression
+
+    n = int(B.sum())
+    out = []
+    if algorithm == "safe-d":  # the published counts do not depend on the tie order
+        pub = tuple(safe_d_suppression(B, l).published.tolist())
+        tops = np.flatnonzero(B == B.max())
+        return [(Fraction(1, tops.size), int(s1), pub) for s1 in tops]
+    if algorithm == "unsafe-d":  # one ranking of T decides S1 and the descent
+        for p, key in _tie_orders(B):
+            s1 = int(np.lexsort((key, -B))[0])
+            out.append((p, s1, tuple(d_suppression_from(B, n, l, tiebreak=key).tolist())))
+        return out
     fs = np.zeros(max(B.size, l) + 1, dtype=np.int64)
     fs[: B.size] = np.sort(B)[::-1]
-    out = []
-    for h in range(1, l + 1):
-        lo, hi = int(fs[h]), int(fs[h - 1])
-        for f in range(lo, hi + 1):
-            out.append((Fraction(1, l * (hi - lo + 1)), tuple(r_suppression_outcome(B, l, h, f).tolist())))
+    tops = np.flatnonzero(B == B.max())
+    for s1 in tops:
+        for h in range(1, l + 1):
+            lo, hi = int(fs[h]), int(fs[h - 1])
+            for f in range(lo, hi + 1):
+                A = B.copy()
+                A[s1] = f
+                for p, key in _tie_orders(A):
+                    pub = r_suppression_outcome(B, l, h, f, s1=int(s1), tiebreak=key)
+                    out.append((Fraction(1, tops.size * l * (hi - lo + 1)) * p, int(s1), tuple(pub.tolist())))
     return out
 
 
 def posterior_by_enumeration(published: Any, n: Any, l: Any, *, algorithm: str = "r-suppression",
                              prior: str = "uniform") -> tuple[list[Fraction], int]:
     """Brute force: every ``d >= 0`` with ``Σd = n - |c|`` over all values, every random
-    choice, exact :class:`~fractions.Fraction` arithmetic. ``prior="record"`` uses the
-    uniform per-record distribution (``prior(B) ∝ 1/Π B_i!``). Returns the posterior per
-    value and the number of plausible base tables. Exponential: for small tables only."""
+    choice — including every tie order of every ranking — in exact
+    :class:`~fractions.Fraction` arithmetic. ``prior="record"`` uses the uniform per-record
+    distribution (``prior(B) ∝ 1/Π B_i!``). Returns the posterior per value and the number of
+    plausible base tables. Exponential: for small tables only."""
     c, n, l = _inputs(published, n, l)
     if algorithm not in ALGORITHMS:
         raise ParameterError(f"unknown algorithm {algorithm!r}", parameter="algorithm", value=algorithm)
@@ -290,12 +383,13 @@ def posterior_by_enumeration(published: Any, n: Any, l: Any, *, algorithm: str =
             B[i] += 1
         if l * int(B.max()) <= n:
             continue
-        like = sum((p for p, out in _outcomes(B, l, algorithm) if out == target), Fraction(0))
-        if like == 0:
+        hits = [(p, s1) for p, s1, out in _outcomes(B, l, algorithm) if out == target]
+        if not hits:
             continue
         n_plaus += 1
         w = Fraction(1, math.prod(math.factorial(int(b)) for b in B)) if prior == "record" else Fraction(1)
-        num[int(_ranked(B)[0])] += w * like
+        for p, s1 in hits:
+            num[s1] += w * p
     total = sum(num, Fraction(0))
     if total == 0:
         raise ParameterError("no plausible base table", parameter="published")
