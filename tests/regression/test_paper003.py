@@ -2,7 +2,7 @@
 Table 7, and Theorems 1-2 checked by brute force — with the counterexamples kept."""
 
 from fractions import Fraction
-from itertools import permutations
+from itertools import combinations, combinations_with_replacement, islice, permutations
 
 import numpy as np
 import pytest
@@ -92,31 +92,116 @@ def test_theorem1_counterexample_equal_f_exhausted_domain():
     assert float(worst) == pytest.approx(0.36515, abs=1e-5)
 
 
-def test_theorem1_brute_force_random_groups_records_violations():
-    """On random small A-groups (x once, Theorem 1's condition on x holds), exact
-    enumeration finds p(t:x) > 1/r in a large share of them; when the condition is imposed
-    on *every* value of a group that exhausts the domain, none of the sampled groups
-    violates it (the bound is not refuted there)."""
-    rng = np.random.default_rng(2024)
-    held = viol = held_all = viol_all = 0
-    for _ in range(3000):
-        N = int(rng.integers(2, 7))
-        r = float(rng.integers(2, N + 1))
-        W = rng.dirichlet(np.full(N, 0.5), size=N)  # rows: distributions over the group's values
-        W[:, 0] = rng.random() * 0.5 + rng.random(N) * 0.02
-        W[:, 1:] *= ((1 - W[:, 0]) / W[:, 1:].sum(axis=1))[:, None]
-        P = exact_posteriors(W, np.ones(N, dtype=np.int64))
-        cond = [(W[:, c].max() - W[:, c].min()) <= delta_max(N, r, W[:, c].max()) for c in range(N)]
-        if cond[0]:
-            held += 1
-            viol += bool(P[:, 0].max() > 1 / r + 1e-12)
-        if all(cond):
-            held_all += 1
-            viol_all += bool(P.max() > 1 / r + 1e-12)
-    assert held > 1000 and viol / held > 0.1
-    assert viol_all == 0
-    # every value independently: the probability is a proper distribution per tuple
-    assert held_all >= 1
+def _delta_max_exact(N: int, r: Fraction, f: Fraction) -> Fraction:
+    """Eq. 4 in exact rational arithmetic (f = 1 gives the limit 0)."""
+    if f == 1:
+        return Fraction(0)
+    return (N - r) * f / (f * (r - 1) / (1 - f) + N - 1)
+
+
+def _compositions(g: int, N: int) -> np.ndarray:
+    """Every row (k_1..k_N) of non-negative integers summing to g: a tuple's QI-based
+    distribution over the group's N values on the grid k/g."""
+    out = []
+    for cut in combinations(range(g + N - 1), N - 1):
+        b = (-1, *cut, g + N - 1)
+        out.append([b[i + 1] - b[i] - 1 for i in range(N)])
+    return np.array(out, dtype=np.int64)
+
+
+def _theorem1_search(N: int, g: int, rs) -> dict:
+    """Exhaustive exact search: every group of N tuples (as a multiset — tuples are
+    exchangeable) whose N distinct values exhaust the SA domain (x once), each tuple's
+    distribution over them on the grid k/g, Theorem 1's condition Δ_v <= Δ_max(N, r, f_v)
+    imposed on *every* value v. Posteriors p(t_j : v) by enumerating all N! worlds in
+    integers (weights Π k; exact). Returns per r: groups meeting the condition, violations
+    (p > 1/r), the worst posterior and a group attaining it."""
+    rows = _compositions(g, N)
+    perms = np.array(list(permutations(range(N))))
+    out = {r: {"held": 0, "violations": [], "worst": Fraction(0), "worst_group": None} for r in rs}
+    thr = {r: np.array([int(_delta_max_exact(N, Fraction(r), Fraction(k, g)) * g) for k in range(g + 1)])
+           for r in rs}  # floor(Δ_max · g): Δ·g is an integer
+    groups = combinations_with_replacement(range(len(rows)), N)
+    while block := list(islice(groups, 250_000)):  # bounded memory
+        W = rows[np.array(block, dtype=np.int64)]
+        w = np.ones((W.shape[0], len(perms)), dtype=np.int64)
+        for j in range(N):
+            w *= W[:, j, perms[:, j]]
+        Z = w.sum(axis=1)
+        top = np.zeros(W.shape[0], dtype=np.int64)
+        for j in range(N):
+            for v in range(N):
+                top = np.maximum(top, w[:, perms[:, j] == v].sum(axis=1))
+        hi, lo = W.max(axis=1), W.min(axis=1)
+        for r in rs:
+            cond = (Z > 0) & np.all(hi - lo <= thr[r][hi], axis=1)
+            fr = Fraction(r)
+            res = out[r]
+            res["held"] += int(cond.sum())
+            bad = cond & (fr.numerator * top > fr.denominator * Z)  # top / Z > 1 / r
+            res["violations"] += [W[i].tolist() for i in np.flatnonzero(bad)]
+            for i in np.flatnonzero(cond).tolist():
+                p = Fraction(int(top[i]), int(Z[i]))
+                if p > res["worst"]:
+                    res["worst"], res["worst_group"] = p, W[i].tolist()
+    return out
+
+
+#: Counterexamples to Theorem 1 with the condition on every value and the domain exhausted
+#: (found by the exhaustive search below; rows = tuples, entries = k/12 or k/6 per value):
+#: (N, g, r, group, worst posterior, strictly inside the bound on every value?)
+THEOREM1_COUNTEREXAMPLES = [
+    (3, 12, Fraction(3, 2), [[8, 1, 3], [8, 3, 1], [10, 1, 1]], Fraction(57, 82), True),
+    (3, 12, Fraction(2), [[4, 6, 2], [5, 4, 3], [5, 4, 3]], Fraction(45, 89), False),
+    (4, 6, Fraction(3, 2), [[1, 1, 1, 3], [1, 1, 3, 1], [1, 3, 1, 1], [3, 1, 1, 1]], Fraction(19, 28), True),
+]
+
+
+@pytest.mark.parametrize("N, g, r, group, worst, strict", THEOREM1_COUNTEREXAMPLES)
+def test_theorem1_counterexamples_condition_on_every_value(N, g, r, group, worst, strict):
+    """Each fixture meets Theorem 1's condition for every value (Δ_v <= Δ_max, exactly; the
+    r = 2 one sits on the boundary Δ = Δ_max, which the theorem includes), every tuple's
+    probabilities over the group's values sum to 1 — and a tuple's exact posterior (all
+    N! worlds, fractions) exceeds 1/r."""
+    W = [{v: Fraction(k, g) for v, k in enumerate(row)} for row in group]
+    assert all(sum(row.values()) == 1 for row in W)
+    margins = []
+    for v in range(N):
+        col = [row[v] for row in W]
+        margins.append(_delta_max_exact(N, r, max(col)) - (max(col) - min(col)))
+    assert min(margins) >= 0 and (min(margins) > 0) == strict
+    _, _, _, post = brute_posteriors_fraction(W, list(range(N)))
+    got = max(p[v] for p in post for v in range(N))
+    assert got == worst > 1 / r
+
+
+def test_theorem1_exhaustive_exact_search():
+    """Theorem 1 checked by exhaustive exact search, not a sample: N = 2 (grid 1/40),
+    N = 3 (1/12), N = 4 (1/6); r in {3/2, 2, 5/2, 3, 4}, r <= N. The theorem's bound holds
+    for N = 2 and for r >= 5/2; it fails for r = 3/2 (strictly inside the condition) and, on
+    the boundary Δ = Δ_max, for r = 2 at N = 3. The worst cases found are documented in
+    docs/background.md; r = N attains exactly 1/r (the bound is tight, not vacuous)."""
+    rs = [Fraction(3, 2), Fraction(2), Fraction(5, 2), Fraction(3), Fraction(4)]
+    found = {}
+    for N, g in ((2, 40), (3, 12), (4, 6)):
+        res = _theorem1_search(N, g, [r for r in rs if r <= N])
+        for r, x in res.items():
+            found[(N, r)] = x
+            assert x["held"] > 0
+    # N = 2: no violation for any r
+    assert not found[(2, Fraction(3, 2))]["violations"] and not found[(2, Fraction(2))]["violations"]
+    assert found[(2, Fraction(2))]["worst"] == Fraction(1, 2)
+    # the counterexamples kept as fixtures are among the violations the search finds
+    for N, g, r, group, worst, _ in THEOREM1_COUNTEREXAMPLES:
+        assert sorted(group) in [sorted(v) for v in found[(N, r)]["violations"]]
+        assert found[(N, r)]["worst"] == worst
+    assert len(found[(3, Fraction(3, 2))]["violations"]) == 87
+    assert len(found[(3, Fraction(2))]["violations"]) == 6 and len(found[(4, Fraction(3, 2))]["violations"]) == 1
+    # no violation for r >= 5/2; at r = N the worst is exactly 1/N
+    for (N, r), x in found.items():
+        if r >= Fraction(5, 2):
+            assert not x["violations"]
+    assert found[(3, Fraction(3))]["worst"] == Fraction(1, 3) and found[(4, Fraction(4))]["worst"] == Fraction(1, 4)
 
 
 @pytest.fixture(scope="module")
