@@ -41,6 +41,27 @@ def test_appendix_b_a_gg():
     assert res.summary().max_risk_multiple == pytest.approx(2.0)  # 1 = 2/ℓ: p(b1) = 2/ℓ at m = 2
 
 
+@pytest.mark.parametrize("p", [0.0, 0.1, 0.2, 0.4, 0.5, 0.6, 0.65, 0.9, 1.0])
+def test_appendix_b_a_rgg_closed_form_in_p(p):
+    """RGG (paper 000 §4.2: GG whose line 6 also merges the next bucket with probability p)
+    on Figure 6(a): buckets {a, b}, {c, d}, two positives, published as one group of 4.
+    Of the 6 equally likely worlds, {a, b} both positive forces the merge (weight 1); the
+    other 5 (one positive in {a, b}, or both in {c, d}, whose failing tail would otherwise be
+    dropped) need the coin (weight p each). So
+    p(a) = p(b) = (1 + 2p) / (1 + 5p) and p(c) = p(d) = 3p / (1 + 5p):
+    GG's certainty at p = 0, the baseline 1/2 at p = 1. With tail="merge" the world with
+    {c, d} positive merges without the coin (weight 1 + 4p + 1) and every posterior is 1/2."""
+    pt = paper_table("p000_fig6a_gg")
+    t = _world(pt, ["Positive", "Positive", "Negative", "Negative"])
+    one_group = np.zeros(4, dtype=np.int64)
+    rgg = make_algorithm("rgg", model=make_model("simple-l=2,set=pos"), p=p, tail="drop")
+    res = replay_attack(t, one_group, rgg)
+    ab, cd = (1 + 2 * p) / (1 + 5 * p), 3 * p / (1 + 5 * p)
+    np.testing.assert_allclose(res.posterior[:, 0], [ab, ab, cd, cd], rtol=0, atol=1e-12)
+    merged = make_algorithm("rgg", model=make_model("simple-l=2,set=pos"), p=p, tail="merge")
+    np.testing.assert_allclose(replay_attack(t, one_group, merged).posterior[:, 0], 0.5, rtol=0, atol=1e-12)
+
+
 def test_appendix_b_b_mondrian_strict_and_relaxed():
     pt = paper_table("p000_fig6b_mondrian")
     t = _world(pt, ["Positive", "Positive", "Negative", "Negative", "Negative", "Negative"])

@@ -96,6 +96,10 @@ def test_table6_case_counts_and_credibility():
 def test_sec4_3_exclusion_without_success():
     ex = paper_table("p001_table6").notes["sec4_3_example"]
     cred = global_credibility([ex["q1_size"], ex["q2_size"]], ex["n_sensitive"], ex["l"])
+    # the two remaining combinations (3, 0) and (1, 2) weigh C(4,3)·C(2,0) = C(4,1)·C(2,2) = 4:
+    # every individual of q1 is at (4·3/4 + 4·1/4)/8 = 1/2, of q2 at (0 + 4)/8 = 1/2 — exactly
+    # the paper's "does not exceed 0.5", with equality
+    assert cred == [Fraction(1, 2), Fraction(1, 2)]
     assert max(cred) <= ex["max_credibility_le"]
 
 

@@ -60,6 +60,27 @@ def test_printed_algorithm2_drops_last_qi_and_keeps_an_inadmissible_class():
     assert R5 == 2 and cls5.tolist() == [0, 0, 1, 1]
 
 
+@pytest.mark.parametrize("n_q", [31, 45, 61])
+def test_algorithm2_exact_classes_against_the_printed_version(n_q):
+    """Uniform P over |Q| QIs × 4 SA values, ℓ = 2, p just below 3/(4|Q|): a class is
+    admissible exactly when it holds 3 QIs. As printed, Algorithm 2 closes classes
+    {q1..q3}, {q4..q6}, ...; when |Q| ≡ 1 (mod 3) the outer loop (``while i < |Q|``) stops
+    with i = |Q| and q_|Q| is in no class (|Q| = 31, 61); at |Q| = 45 it covers every QI.
+    The fixed version puts the leftover QI into the last class."""
+    P = np.full((n_q, 4), 1.0 / (n_q * 4))
+    p = 3.0 / (n_q * 4) * 0.999
+    printed = _printed_algorithm2(P, 2, p)
+    full = n_q // 3
+    assert printed == [[3 * k + 1, 3 * k + 2, 3 * k + 3] for k in range(full)]
+    cls, R = greedy_generalize(P, l=2, p=p)
+    ours = [(np.flatnonzero(cls == k) + 1).tolist() for k in range(R)]
+    want = [[3 * k + 1, 3 * k + 2, 3 * k + 3] for k in range(full)]
+    if n_q % 3:
+        want[-1] += list(range(3 * full + 1, n_q + 1))
+    assert ours == want and R == full
+    assert (sum(len(c) for c in printed) == n_q) == (n_q == 45)
+
+
 def test_infeasible_and_parameter_errors():
     P = np.full((10, 3), 1 / 30)
     with pytest.raises(InfeasibleError):
