@@ -8,7 +8,7 @@ infeasible here). Run: ``.venv/bin/python bench/bench_background.py``.
 
 import time
 
-from openbook.algorithms.base import make_algorithm
+from openbook.algorithms.registry import make_algorithm
 from openbook.attacks.background import mine_knowledge
 from openbook.attacks.robustness import audit_groups, audit_release
 from openbook.data.adult import load_adult

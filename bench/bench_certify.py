@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from openbook.algorithms.base import make_algorithm  # noqa: E402
+from openbook.algorithms.registry import make_algorithm  # noqa: E402
 from openbook.attacks.baseline import baseline_attack  # noqa: E402
 from openbook.attacks.credibility import minimality_attack  # noqa: E402
 from openbook.attacks.replay import replay_release  # noqa: E402

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from openbook.algorithms.base import make_algorithm  # noqa: E402
+from openbook.algorithms.registry import make_algorithm  # noqa: E402
 from openbook.attacks.replay import replay_attack  # noqa: E402
 from openbook.experiments.cormode2010_attack import adult_table  # noqa: E402
 from openbook.models.registry import make_model  # noqa: E402

@@ -65,14 +65,14 @@ def anonymize(data: Any, *, qi: Sequence[str], sa: str, model: Any, algorithm: s
     ``qi``: QI columns, each ``"name"`` or ``"name:kind"`` (``numeric``, ``categorical``,
     ``ordinal``); ``sa``: the sensitive attribute; ``model``: a spec such as ``"l=3"``,
     ``"k=5"``, ``"simple-l=6,set=NAME"`` (with ``sensitive={"NAME": [...]}``) or a model
-    object; ``algorithm``: a name of ``openbook.algorithms.base.CATALOG`` (default: one whose
+    object; ``algorithm``: a name of ``openbook.algorithms.catalog.CATALOG`` (default: one whose
     release passes its own certificate, :func:`openbook.pipeline.default_algorithm`);
     ``seed``: the seed of randomized algorithms (never written into the release);
     ``hierarchies``: column -> ARX CSV path, ``"adult:paper001"`` or a Hierarchy;
     ``max_risk``/``certify``/``earlier``: the certificate (:mod:`openbook.certificate`);
     other keywords are the algorithm's parameters (``levels=``, ``max_suppression=``, ...).
     """
-    from .algorithms.base import make_algorithm
+    from .algorithms.registry import make_algorithm
     from .certificate import certify_release
     from .data.table import encode
     from .models import make_model

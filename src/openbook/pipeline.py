@@ -92,8 +92,14 @@ def load_input(cfg: RunConfig) -> EncodedTable:
 
 
 def _schema_from(sch: dict[str, Any], fallback: Schema | None = None) -> Schema:
-    qi = _split(sch.get("qi")) or (None if fallback is None else [f"{c.name}:{c.kind}" for c in fallback.qi])
-    sa = sch.get("sa") or (None if fallback is None else fallback.sa.name)
+    """The schema the options declare; what they leave out comes from ``fallback`` (a
+    dataset's own schema) as it is — its columns, kinds, ordinal orders and missing-value
+    tokens — never through strings."""
+    qi: Any = _split(sch.get("qi")) or (None if fallback is None else list(fallback.qi))
+    if fallback is not None and qi:  # a bare name keeps the dataset's declaration of it
+        known = {c.name: c for c in (*fallback.qi, fallback.sa)}
+        qi = [known.get(q, q) if isinstance(q, str) and ":" not in q else q for q in qi]
+    sa: Any = sch.get("sa") or (None if fallback is None else fallback.sa)
     if not qi:
         raise SchemaError("no quasi-identifier columns given (--qi a,b,c or [schema] qi = [...])")
     if not sa:
@@ -102,12 +108,16 @@ def _schema_from(sch: dict[str, Any], fallback: Schema | None = None) -> Schema:
     if isinstance(sets, str):  # --sensitive "name=v1|v2" or "v1|v2"
         name, _, vals = sets.rpartition("=")
         sets = {name or "sensitive": [v.strip() for v in vals.split("|") if v.strip()]}
-    if sets is None and fallback is not None and sa == fallback.sa.name:
-        sets = dict(fallback.sensitive_sets)
+    same_sa = fallback is not None and (sa is fallback.sa or sa == fallback.sa.name)
+    if same_sa:
+        sa = fallback.sa  # keeps the SA's kind (numeric for (k,e)-anonymity) and order
+        if sets is None:
+            sets = dict(fallback.sensitive_sets)
+    extra = {} if fallback is None else {"missing_tokens": fallback.missing_tokens}
     return Schema.build(
         qi=qi, sa=sa, sensitive_sets=sets, identifiers=_split(sch.get("identifiers")),
-        keep=_split(sch.get("keep")), missing=sch.get("missing", "error"),
-        kinds=sch.get("kinds"),
+        keep=_split(sch.get("keep")), missing=sch.get("missing", "error" if fallback is None else fallback.missing),
+        kinds=sch.get("kinds"), **extra,
     )
 
 

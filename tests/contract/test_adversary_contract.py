@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from openbook.algorithms.base import make_algorithm
+from openbook.algorithms.registry import make_algorithm
 from openbook.attacks.adversary import ADVERSARY_NAMES, adversaries, make_adversary
 from openbook.certificate import certify
 from openbook.data.schema import Schema

@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from openbook.algorithms.base import CATALOG, all_algorithms, make_algorithm
+from openbook.algorithms.catalog import CATALOG
+from openbook.algorithms.registry import all_algorithms, make_algorithm
 from openbook.data.schema import Schema
 from openbook.data.table import encode
 from openbook.models import make_model
@@ -67,9 +68,29 @@ def test_contract(name, seed, tmp_path):
 
 
 def test_catalog_matches_the_classes():
-    """The lazy catalog names each class's module and release kind correctly."""
+    """The lazy catalog names each class, its module and release kind correctly."""
     for name, cls in all_algorithms().items():
         assert cls.name == name
-        assert cls.__module__.endswith("." + CATALOG[name][0])
+        assert cls.__name__ == CATALOG[name].cls
+        assert cls.__module__.endswith("." + CATALOG[name].module)
         if name != "mask":  # MASK publishes either kind (--kind)
-            assert cls.release_kind == CATALOG[name][1], name
+            assert cls.release_kind == CATALOG[name].kind, name
+
+
+def test_every_algorithm_declares_its_parameters():
+    """Every keyword-only parameter of every anonymizer (but the model) has a declared
+    constraint, and a value outside it is refused in the one message form."""
+    import inspect
+
+    from openbook.errors import ParameterError
+
+    t = table(0)
+    for name, cls in all_algorithms().items():
+        declared = cls.constraints()
+        params = [p for p in inspect.signature(cls.__init__).parameters.values()
+                  if p.kind == p.KEYWORD_ONLY and p.name != "model"]
+        missing = [p.name for p in params if p.name not in declared]
+        assert not missing, f"{name}: no declared constraint for {missing}"
+        algo = make_algorithm(name, model=make_model(MODELS.get(name, "l=2")), seed=-1, **EXTRA.get(name, {}))
+        with pytest.raises(ParameterError, match=rf"^{name}: seed must be an integer >= 0 \(or be omitted\), got -1$"):
+            algo.partition(t)

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from openbook.algorithms.base import all_algorithms, make_algorithm
+from openbook.algorithms.registry import all_algorithms, make_algorithm
 from openbook.data.schema import Schema
 from openbook.data.table import encode
 from openbook.errors import DataError

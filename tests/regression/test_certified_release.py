@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from openbook.algorithms.base import make_algorithm
+from openbook.algorithms.registry import make_algorithm
 from openbook.certificate import certify
 from openbook.data.datasets import load_dataset
 from openbook.models import make_model

@@ -9,7 +9,7 @@ from math import e
 import numpy as np
 import pytest
 
-from openbook.algorithms.base import make_algorithm
+from openbook.algorithms.registry import make_algorithm
 from openbook.attacks import closed_forms as cf
 from openbook.attacks.replay import replay_attack
 from openbook.data.paper_tables import paper_table

@@ -12,8 +12,8 @@ from typing import Any
 #: public name -> defining module
 _EXPORTS = {
     "Anatomized": "anatomy", "Anatomy": "anatomy", "anatomize_groups": "anatomy",
-    "ALGORITHMS": "base", "CATALOG": "catalog", "Anonymizer": "base", "all_algorithms": "base",
-    "make_algorithm": "base", "register": "base",
+    "CATALOG": "catalog", "Anonymizer": "base", "algorithm_class": "registry", "all_algorithms": "registry",
+    "make_algorithm": "registry",
     "FullDomainGeneralization": "full_domain",
     "GreedyGrouping": "greedy", "RandomizedGreedyGrouping": "greedy", "gg_would_close": "greedy",
     "rgg_close_probability": "greedy",

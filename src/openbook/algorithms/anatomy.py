@@ -35,9 +35,15 @@ from numba import njit
 from ..data.table import EncodedTable
 from ..errors import InfeasibleError, ParameterError
 from ..models.base import PrivacyModel
+from ..params import Integer, Optional, Options
 from ..release import Partition
-from .base import Anonymizer, make_algorithm, register
+from .base import Anonymizer
+from .catalog import CATALOG
+from .registry import make_algorithm
 from .ordering import model_l
+
+#: anonymizers that anatomize already (no base of anatomization)
+ANATOMIZED_NAMES = ("anatomize", "rgg-ana", "gg-ana", "sg-ana", "base-ana", "anatomy")
 
 
 @njit(cache=True)
@@ -167,8 +173,7 @@ def _check_l(name: str, l: Any, model: PrivacyModel, table: EncodedTable) -> int
                 f"{name}: Anatomy guarantees ℓ-diversity, but {model.describe()} has no ℓ; "
                 "use an ℓ-diversity model (e.g. 'l=3', 'simple-l=6') or give l=",
                 parameter="model", value=model.describe())
-    if isinstance(l, bool) or not isinstance(l, (int, np.integer)) or l < 1:
-        raise ParameterError(f"{name}: l={l!r} must be an integer >= 1", parameter="l", value=l)
+    l = Integer(minimum=1, strict=True).check(name, "l", l)
     counts = table.sa_domain.global_counts
     present = int((counts > 0).sum())
     if l > present:
@@ -182,7 +187,6 @@ def _check_l(name: str, l: Any, model: PrivacyModel, table: EncodedTable) -> int
     return int(l)
 
 
-@register
 class Anatomy(Anonymizer):
     """Anatomy (Xiao & Tao 2006): SA-only groups of ℓ distinct values; bucketized release.
 
@@ -197,6 +201,7 @@ class Anatomy(Anonymizer):
     name = "anatomy"
     release_kind = "bucketized"
     minimality = False
+    parameter_constraints = {"l": Optional(Integer(minimum=1, strict=True))}
 
     def __init__(self, *, model: PrivacyModel, l: int | None = None, seed: int | None = None) -> None:
         super().__init__(model=model, seed=seed)
@@ -224,7 +229,6 @@ def _finish(algo: Anonymizer, table: EncodedTable, group: np.ndarray, n_groups: 
     return part
 
 
-@register
 class Anatomized(Anonymizer):
     """Anatomization of large groups (paper 000 §3.1, §5.3): run ``base`` (any registered
     algorithm; ``"none"`` = the whole table as one group, i.e. ``Base(Ana)`` = Anatomy),
@@ -243,6 +247,8 @@ class Anatomized(Anonymizer):
     release_kind = "bucketized"
     minimality = False
     default_base = "rgg"
+    parameter_constraints = {"l": Optional(Integer(minimum=1, strict=True)),
+                             "base": Options("none", "base", *sorted(n for n in CATALOG if n not in ANATOMIZED_NAMES))}
 
     def __init__(self, *, model: PrivacyModel, base: str | None = None, l: int | None = None,
                  seed: int | None = None, **base_params: Any) -> None:
@@ -260,9 +266,6 @@ class Anatomized(Anonymizer):
         if self.base in ("none", "base"):
             base_part = Partition(np.zeros(table.n_rows, dtype=np.int64), 1, provenance={"algorithm": "none"})
         else:
-            if self.base in ANATOMIZED_NAMES or self.base == self.name:
-                raise ParameterError(f"{self.name}: base={self.base!r} is itself anatomized", parameter="base",
-                                     value=self.base)
             base_algo = make_algorithm(self.base, model=self.model, seed=self.seed, **self.base_params)
             base_part = base_algo.partition(table)
         # Anatomy's picks use a stream of their own, independent of the base algorithm's
@@ -275,7 +278,6 @@ class Anatomized(Anonymizer):
         return _finish(self, table, group, n_groups, prov, extra)
 
 
-@register
 class RGGAnatomized(Anatomized):
     """``RGG(Ana)`` of paper 000 §5.3."""
 
@@ -283,7 +285,6 @@ class RGGAnatomized(Anatomized):
     default_base = "rgg"
 
 
-@register
 class GGAnatomized(Anatomized):
     """GG followed by anatomization."""
 
@@ -291,7 +292,6 @@ class GGAnatomized(Anatomized):
     default_base = "gg"
 
 
-@register
 class SGAnatomized(Anatomized):
     """``SG(Ana)`` of paper 000 §5.3."""
 
@@ -299,7 +299,6 @@ class SGAnatomized(Anatomized):
     default_base = "sg"
 
 
-@register
 class BaseAnatomized(Anatomized):
     """``Base(Ana)`` of paper 000 §5.3 (footnote 4: equivalent to Anatomy)."""
 
@@ -307,4 +306,3 @@ class BaseAnatomized(Anatomized):
     default_base = "none"
 
 
-ANATOMIZED_NAMES = ("anatomize", "rgg-ana", "gg-ana", "sg-ana", "base-ana")

@@ -53,7 +53,7 @@ from ..errors import ParameterError
 from ..models.base import PrivacyModel
 from ..progress import track
 from ..release import Partition
-from .base import Anonymizer, register
+from .base import Anonymizer
 
 #: offset of the log-probability coordinates of the candidate index
 LOG_EPS = 1e-4
@@ -408,7 +408,6 @@ def _check_r(name: str, r: Any, model: PrivacyModel) -> float:
     return float(r)
 
 
-@register
 class ART(Anonymizer):
     """ART (paper 003 §4.2): merge each sensitive tuple with its closest tuples until
     Theorem 1's bound holds for every attribute set; bucketized release.
@@ -586,7 +585,6 @@ class ART(Anonymizer):
         return np.atleast_1d(nb).astype(np.int64)
 
 
-@register
 class ARTExact(ART):
     """ART whose groups also pass the check ``max p(t:x) <= 1/r`` over every attribute set
     (r-robust by construction, whatever Theorem 1 says). Each check is decided by proven

@@ -1,7 +1,8 @@
 """The anonymizer interface and registry.
 
-An anonymizer stores its keyword-only parameters unchanged, validates them in one place
-(``_validate``), and turns an :class:`~openbook.data.table.EncodedTable` into a
+An anonymizer stores its keyword-only parameters unchanged, declares what each may hold in
+``parameter_constraints`` (checked in one place, :func:`openbook.params.validate_params`, with
+one message form; table-dependent checks follow in ``_validate``), and turns an :class:`~openbook.data.table.EncodedTable` into a
 :class:`~openbook.release.Partition` (``partition``) carrying the provenance an
 algorithm-aware adversary is entitled to. ``anonymize`` adds recoding and verification:
 nothing unverified leaves it (DESIGN.md; scikit-learn's estimator conventions).
@@ -17,16 +18,8 @@ import numpy as np
 from ..data.table import EncodedTable
 from ..errors import InfeasibleError, ParameterError
 from ..models.base import PrivacyModel
+from ..params import Constraint, Integer, Optional, validate_params
 from ..release import Partition, Release, build_release
-from .catalog import CATALOG
-
-ALGORITHMS: dict[str, type["Anonymizer"]] = {}
-
-
-def register(cls: type["Anonymizer"]) -> type["Anonymizer"]:
-    ALGORITHMS[cls.name] = cls
-    return cls
-
 
 class Anonymizer(ABC):
     """Base class: ``partition(table)`` decides groups; ``anonymize(table)`` publishes."""
@@ -39,6 +32,8 @@ class Anonymizer(ABC):
     #: largest fraction of rows the algorithm may suppress; algorithms that can suppress
     #: take it as a parameter (``max_suppression=``), every other one suppresses nothing
     max_suppression: float = 0.0
+    #: what each keyword-only parameter may hold (merged along the class hierarchy)
+    parameter_constraints: ClassVar[dict[str, Constraint]] = {"seed": Optional(Integer(minimum=0, strict=True))}
 
     def __init__(self, *, model: PrivacyModel, seed: int | None = None) -> None:
         self.model = model
@@ -52,10 +47,21 @@ class Anonymizer(ABC):
         """Raise on parameters or a model this algorithm cannot honour on this table."""
         if not isinstance(self.model, PrivacyModel):
             raise ParameterError(f"{self.name}: model must be a privacy model, got {self.model!r}", parameter="model")
-        if self.seed is not None and (isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0):
-            raise ParameterError(f"{self.name}: seed={self.seed!r} must be a non-negative integer", parameter="seed",
-                                 value=self.seed)
+        self.check_params()
         self.model.validate(table.sa_domain)
+
+    @classmethod
+    def constraints(cls) -> dict[str, Constraint]:
+        """Every declared constraint of this class and its bases."""
+        out: dict[str, Constraint] = {}
+        for klass in reversed(cls.__mro__):
+            out.update(getattr(klass, "parameter_constraints", None) or {})
+        return out
+
+    def check_params(self) -> None:
+        """Check every declared parameter (one message form: ``<name>: <param> must ..., got ...``)."""
+        validate_params(self.name, self.constraints(),
+                        {k: getattr(self, k) for k in self.constraints() if hasattr(self, k)})
 
     @abstractmethod
     def partition(self, table: EncodedTable) -> Partition:
@@ -90,29 +96,3 @@ class Anonymizer(ABC):
         self.check_budget(part, table.n_rows)
         return build_release(table, part, model=self.model, kind=kind or self.release_kind,
                              levels=self.release_levels(), t_reference=t_reference)
-
-
-def algorithm_class(name: str) -> type["Anonymizer"]:
-    """The anonymizer class registered as ``name`` (imports its module on first use)."""
-    import importlib
-
-    if name not in CATALOG:
-        raise ParameterError(
-            f"unknown algorithm {name!r} (known: {', '.join(sorted(CATALOG))})", parameter="algorithm", value=name
-        )
-    if name not in ALGORITHMS:
-        importlib.import_module(f"{__package__}.{CATALOG[name][0]}")
-    return ALGORITHMS[name]
-
-
-def all_algorithms() -> dict[str, type["Anonymizer"]]:
-    """Every anonymizer of the catalog, imported: name -> class."""
-    return {name: algorithm_class(name) for name in CATALOG}
-
-
-def make_algorithm(name: str, *, model: PrivacyModel, **params: Any) -> Anonymizer:
-    cls = algorithm_class(name)
-    try:
-        return cls(model=model, **params)
-    except TypeError as exc:  # an unknown keyword: one clear line naming it
-        raise ParameterError(f"algorithm {name!r}: {exc}", parameter="algorithm", value=name) from None

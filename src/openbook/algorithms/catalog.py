@@ -1,28 +1,51 @@
-"""The catalog of anonymizers: name, module, release kind and one line each — importable
-without numpy, pandas or numba, so the CLI can list the algorithms at once."""
+"""The catalog of anonymizers: name, class, release kind and one line each — importable
+without numpy, pandas or numba, so the CLI lists the algorithms at once.
+
+It is an explicit table (as ``models/registry.py``'s tuple of classes), read by
+:mod:`openbook.algorithms.registry`, which imports a class's module only when the class is
+asked for: no algorithm module registers itself, and no module imports the registry except to
+build another algorithm (anatomization's base), so there is no import circle.
+"""
 
 from __future__ import annotations
 
-#: every anonymizer: name -> (module, release kind, one line) — an explicit catalog, so
-#: ``make_algorithm`` imports only the module it needs (no import circle, no numba at CLI
-#: start-up) and ``anonymize --help`` lists them; a contract test checks it against the classes
-CATALOG: dict[str, tuple[str, str, str]] = {
-    "anatomy": ("anatomy", "bucketized", "Anatomy (Xiao & Tao; paper 000 §2.3): groups by SA alone"),
-    "anatomize": ("anatomy", "bucketized", "Anatomy inside each group of a base algorithm (paper 000 §3.1)"),
-    "gg-ana": ("anatomy", "bucketized", "GG, then Anatomy inside each group (paper 000 §5.3)"),
-    "rgg-ana": ("anatomy", "bucketized", "RGG, then Anatomy inside each group (paper 000 §5.3)"),
-    "sg-ana": ("anatomy", "bucketized", "SG, then Anatomy inside each group (paper 000 §5.3)"),
-    "base-ana": ("anatomy", "bucketized", "one group, anatomized (paper 000 §5.3)"),
-    "set-anatomy": ("set_anatomy", "bucketized", "SA-only groups with one sensitive row each, for set models "
-                    "(simple-l / (alpha,k) of a sensitive set)"),
-    "art": ("art", "bucketized", "ART: r-robust against QI-based background knowledge (paper 003 §4.2)"),
-    "art-exact": ("art", "bucketized", "ART grown until the exact worst-case posterior is at most 1/r (paper 003)"),
-    "full-domain": ("full_domain", "generalized", "every QI at fixed hierarchy levels --levels (paper 001 §4.1)"),
-    "full-domain-search": ("lattice", "generalized", "optimal full-domain node over the lattice (Incognito/Flash)"),
-    "gg": ("greedy", "bucketized", "greedy grouping of l-buckets in a QI order (paper 000 §4.1)"),
-    "rgg": ("greedy", "bucketized", "randomized GG: adds a bucket with probability --p (paper 000 §4.3)"),
-    "sg": ("symmetric", "bucketized", "symmetric even splits of the sorted order (paper 000 App. C.3)"),
-    "mondrian": ("mondrian", "generalized", "Mondrian, --strict or --no-strict (LeFevre 2006; paper 000 §2.3)"),
-    "mask": ("mask", "generalized", "k-anonymize, then distort the SA of violating classes (paper 001 §6)"),
-    "injector": ("injector", "bucketized", "Injector: l-diverse groups respecting mined negative rules (Li & Li 2008)"),
+from typing import NamedTuple
+
+
+class Entry(NamedTuple):
+    module: str  # module of openbook.algorithms defining the class
+    cls: str  # the class's name
+    kind: str  # release kind: generalized or bucketized
+    line: str  # one line for ``anonymize --help``
+
+
+#: every anonymizer: name -> Entry; a contract test checks it against the classes
+CATALOG: dict[str, Entry] = {
+    "anatomy": Entry("anatomy", "Anatomy", "bucketized", "Anatomy (Xiao & Tao; paper 000 §2.3): groups by SA alone"),
+    "anatomize": Entry("anatomy", "Anatomized", "bucketized",
+                       "Anatomy inside each group of a base algorithm (paper 000 §3.1)"),
+    "gg-ana": Entry("anatomy", "GGAnatomized", "bucketized", "GG, then Anatomy inside each group (paper 000 §5.3)"),
+    "rgg-ana": Entry("anatomy", "RGGAnatomized", "bucketized", "RGG, then Anatomy inside each group (paper 000 §5.3)"),
+    "sg-ana": Entry("anatomy", "SGAnatomized", "bucketized", "SG, then Anatomy inside each group (paper 000 §5.3)"),
+    "base-ana": Entry("anatomy", "BaseAnatomized", "bucketized", "one group, anatomized (paper 000 §5.3)"),
+    "set-anatomy": Entry("set_anatomy", "SetAnatomy", "bucketized",
+                         "SA-only groups with one sensitive row each, for set models "
+                         "(simple-l / (alpha,k) of a sensitive set)"),
+    "art": Entry("art", "ART", "bucketized", "ART: r-robust against QI-based background knowledge (paper 003 §4.2)"),
+    "art-exact": Entry("art", "ARTExact", "bucketized",
+                       "ART grown until the exact worst-case posterior is at most 1/r (paper 003)"),
+    "full-domain": Entry("full_domain", "FullDomainGeneralization", "generalized",
+                         "every QI at fixed hierarchy levels --levels (paper 001 §4.1)"),
+    "full-domain-search": Entry("lattice", "FullDomainSearch", "generalized",
+                                "optimal full-domain node over the lattice (Incognito/Flash)"),
+    "gg": Entry("greedy", "GreedyGrouping", "bucketized", "greedy grouping of l-buckets in a QI order (paper 000 §4.1)"),
+    "rgg": Entry("greedy", "RandomizedGreedyGrouping", "bucketized",
+                 "randomized GG: adds a bucket with probability --p (paper 000 §4.3)"),
+    "sg": Entry("symmetric", "SymmetricGrouping", "bucketized",
+                "symmetric even splits of the sorted order (paper 000 App. C.3)"),
+    "mondrian": Entry("mondrian", "Mondrian", "generalized",
+                      "Mondrian, --strict or --no-strict (LeFevre 2006; paper 000 §2.3)"),
+    "mask": Entry("mask", "Mask", "generalized", "k-anonymize, then distort the SA of violating classes (paper 001 §6)"),
+    "injector": Entry("injector", "Injector", "bucketized",
+                      "Injector: l-diverse groups respecting mined negative rules (Li & Li 2008)"),
 }

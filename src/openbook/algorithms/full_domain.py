@@ -14,12 +14,12 @@ import numpy as np
 
 from ..data.grouping import group_ids
 from ..data.table import EncodedTable
-from ..errors import InfeasibleError, ParameterError
+from ..errors import InfeasibleError
+from ..params import Integer, ListOf, Optional, Real, fail
 from ..release import Partition
-from .base import Anonymizer, register
+from .base import Anonymizer
 
 
-@register
 class FullDomainGeneralization(Anonymizer):
     """Generalize every QI to a fixed hierarchy level; suppress classes that still fail.
 
@@ -32,33 +32,30 @@ class FullDomainGeneralization(Anonymizer):
 
     name = "full-domain"
     minimality = False
+    parameter_constraints = {"levels": Optional(ListOf(of=Integer(minimum=0))), "max_suppression": Real(0.0, 1.0)}
 
     def __init__(self, *, model, levels: Sequence[int] | None = None, max_suppression: float = 0.0,
                  seed: int | None = None) -> None:
         super().__init__(model=model, seed=seed)
-        self.levels = None if levels is None else [int(x) for x in levels]
-        self.max_suppression = float(max_suppression)
+        self.levels = None if levels is None else list(levels)
+        self.max_suppression = max_suppression
 
     def params(self) -> dict[str, Any]:
         return {"levels": self.levels, "max_suppression": self.max_suppression}
 
     def _validate(self, table: EncodedTable) -> None:
         super()._validate(table)
-        if not 0.0 <= self.max_suppression <= 1.0:
-            raise ParameterError(f"max_suppression={self.max_suppression} is outside [0, 1]",
-                                 parameter="max_suppression", value=self.max_suppression)
         levels = self.release_levels_for(table)
         for name, lv in zip(table.qi_names, levels):
             h = table.hierarchy(name)
             if not 0 <= lv <= h.height:
-                raise ParameterError(f"level {lv} for column {name!r} is outside 0..{h.height}",
-                                     parameter="levels", value=lv)
+                raise fail(self.name, f"the level of {name!r}", lv, f"be in 0..{h.height}")
 
     def release_levels_for(self, table: EncodedTable) -> list[int]:
-        levels = self.levels if self.levels is not None else [0] * len(table.qi_names)
+        self.check_params()
+        levels = [int(x) for x in self.levels] if self.levels is not None else [0] * len(table.qi_names)
         if len(levels) != len(table.qi_names):
-            raise ParameterError(f"levels has {len(levels)} entries for {len(table.qi_names)} QI columns",
-                                 parameter="levels", value=levels)
+            raise fail(self.name, "levels", self.levels, f"give one level for each of the {len(table.qi_names)} QIs")
         return levels
 
     def release_levels(self) -> list[int] | None:
@@ -74,11 +71,12 @@ class FullDomainGeneralization(Anonymizer):
         ok = self.model.holds(counts, table.sa_domain)
         bad_rows = ~ok[cls]
         n_bad = int(bad_rows.sum())
-        if n_bad > self.max_suppression * table.n_rows:
+        if n_bad > float(self.max_suppression) * table.n_rows:
             raise InfeasibleError(
                 f"full-domain generalization at levels {levels} leaves {n_bad} rows "
                 f"({n_bad / table.n_rows:.1%}) in classes violating {self.model.describe()}; "
-                f"max_suppression={self.max_suppression:.1%} allows {int(self.max_suppression * table.n_rows)}",
+                f"max_suppression={float(self.max_suppression):.1%} allows "
+                f"{int(float(self.max_suppression) * table.n_rows)}",
                 model=self.model,
             )
         labels = np.where(bad_rows, -1, cls)

@@ -33,10 +33,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..data.table import EncodedTable
-from ..errors import ParameterError
 from ..models.base import PrivacyModel, SADomain
+from ..params import Integer, Names, Optional, Options, Real
 from ..release import Partition
-from .base import Anonymizer, register
+from .base import Anonymizer
 from .ordering import ORDERS, model_l, qi_order, size_floor
 
 TAILS = ("merge", "drop")
@@ -126,7 +126,6 @@ class BucketedOrder:
         return out
 
 
-@register
 class GreedyGrouping(Anonymizer):
     """GG (paper 000 Fig. 2): sort, cut into buckets of ℓ, grow each group until it holds.
 
@@ -143,6 +142,9 @@ class GreedyGrouping(Anonymizer):
     name = "gg"
     release_kind = "bucketized"
     minimality = True
+    parameter_constraints = {"order": Options(*ORDERS), "priority": Optional(Names()),
+                             "bucket_size": Optional(Integer(minimum=1, strict=True)), "tail": Options(*TAILS),
+                             "max_suppression": Real(0.0, 1.0)}
 
     def __init__(self, *, model: PrivacyModel, order: str = "lex", priority: Sequence[str] | str | None = None,
                  bucket_size: int | None = None, tail: str = "merge", max_suppression: float = 0.0,
@@ -161,23 +163,6 @@ class GreedyGrouping(Anonymizer):
 
     def _p(self) -> float:
         return 0.0
-
-    def _validate(self, table: EncodedTable) -> None:
-        super()._validate(table)
-        if self.order not in ORDERS:
-            raise ParameterError(f"{self.name}: unknown order {self.order!r} (known: {', '.join(ORDERS)})",
-                                 parameter="order", value=self.order)
-        if self.tail not in TAILS:
-            raise ParameterError(f"{self.name}: tail={self.tail!r} must be one of {', '.join(TAILS)}",
-                                 parameter="tail", value=self.tail)
-        if self.bucket_size is not None and (isinstance(self.bucket_size, bool)
-                                             or not isinstance(self.bucket_size, (int, np.integer))
-                                             or self.bucket_size < 1):
-            raise ParameterError(f"{self.name}: bucket_size={self.bucket_size!r} must be an integer >= 1",
-                                 parameter="bucket_size", value=self.bucket_size)
-        if self.priority is not None and len(self.priority) == 0:
-            raise ParameterError(f"{self.name}: the group order (priority) is empty", parameter="priority",
-                                 value=self.priority)
 
     def effective_bucket_size(self) -> int:
         if self.bucket_size is not None:
@@ -274,7 +259,6 @@ def _merge_tail(bo: BucketedOrder, firsts: np.ndarray, lasts: np.ndarray, tail_s
     return np.asarray(f, dtype=np.int64), np.asarray(la, dtype=np.int64)
 
 
-@register
 class RandomizedGreedyGrouping(GreedyGrouping):
     """RGG(p) (paper 000 §4.3): GG, but a group that holds takes the next bucket with
     probability ``p`` (then grows until it holds again). ``p = 0`` is GG.
@@ -284,6 +268,7 @@ class RandomizedGreedyGrouping(GreedyGrouping):
 
     name = "rgg"
     minimality = False
+    parameter_constraints = {"p": Real(0.0, 1.0)}
 
     def __init__(self, *, model: PrivacyModel, p: float = 0.5, order: str = "lex",
                  priority: Sequence[str] | str | None = None, bucket_size: int | None = None,
@@ -297,15 +282,6 @@ class RandomizedGreedyGrouping(GreedyGrouping):
 
     def _p(self) -> float:
         return float(self.p)
-
-    def _validate(self, table: EncodedTable) -> None:
-        try:
-            p = float(self.p)
-        except (TypeError, ValueError):
-            p = float("nan")
-        if isinstance(self.p, bool) or not 0.0 <= p <= 1.0:
-            raise ParameterError(f"rgg: p={self.p!r} is outside [0, 1]", parameter="p", value=self.p)
-        super()._validate(table)
 
     def _extend(self, rng: np.random.Generator | None) -> bool:
         p = float(self.p)

@@ -32,7 +32,7 @@ from ..data.table import EncodedTable
 from ..errors import ParameterError
 from ..models.base import PrivacyModel
 from ..release import Partition
-from .base import Anonymizer, register
+from .base import Anonymizer
 
 
 def negative_rules(table: EncodedTable, *, min_exp: float = 0.9, max_rule_size: int = 2,
@@ -58,7 +58,6 @@ def negative_rules(table: EncodedTable, *, min_exp: float = 0.9, max_rule_size: 
     return forbidden
 
 
-@register
 class Injector(Anonymizer):
     """Injector-style bucketization honouring mined negative association rules.
 

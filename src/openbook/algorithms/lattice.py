@@ -49,8 +49,9 @@ from ..data.grouping import group_ids
 from ..data.table import EncodedTable
 from ..errors import InfeasibleError, ParameterError
 from ..models.base import PrivacyModel
+from ..params import Options, Real
 from ..release import Partition
-from .base import Anonymizer, register
+from .base import Anonymizer
 
 METRICS = ("loss", "discernibility", "precision", "height")
 
@@ -234,7 +235,6 @@ def node_satisfies(table: EncodedTable, model: PrivacyModel, levels, max_suppres
     return Lattice(table, model, max_suppression).satisfies(levels)
 
 
-@register
 class FullDomainSearch(Anonymizer):
     """Optimal full-domain generalization over the hierarchy lattice, with suppression.
 
@@ -247,6 +247,7 @@ class FullDomainSearch(Anonymizer):
 
     name = "full-domain-search"
     minimality = True
+    parameter_constraints = {"max_suppression": Real(0.0, 1.0), "metric": Options(*METRICS)}
 
     def __init__(self, *, model: PrivacyModel, max_suppression: float = 0.0, metric: str = "loss",
                  seed: int | None = None) -> None:
@@ -259,16 +260,8 @@ class FullDomainSearch(Anonymizer):
         return {"max_suppression": self.max_suppression, "metric": self.metric}
 
     def _validate(self, table: EncodedTable) -> None:
-        try:
-            ms = float(self.max_suppression)
-        except (TypeError, ValueError):
-            ms = float("nan")
-        if not 0.0 <= ms <= 1.0:
-            raise ParameterError(f"full-domain-search: max_suppression={self.max_suppression!r} is outside [0, 1]",
-                                 parameter="max_suppression", value=self.max_suppression)
-        if self.metric not in METRICS:
-            raise ParameterError(f"full-domain-search: unknown metric {self.metric!r} (known: {', '.join(METRICS)})",
-                                 parameter="metric", value=self.metric)
+        self.check_params()
+        ms = float(self.max_suppression)
         try:
             super()._validate(table)
         except InfeasibleError:

@@ -57,10 +57,13 @@ import pandas as pd
 from numba import njit
 
 from ..data.table import EncodedTable
-from ..errors import InfeasibleError, ParameterError
+from ..errors import InfeasibleError
+from ..params import Integer, check_choice, check_real, fail
 from ..release import Partition, Release, build_release
 
 RTOL = 1e-9
+#: the owner named in parameter errors
+OWNER = "mech-l-delta"
 
 
 # ---------------------------------------------------------------------------------------
@@ -69,12 +72,12 @@ RTOL = 1e-9
 def _as_distribution(P: Any) -> np.ndarray:
     P = np.asarray(P, dtype=np.float64)
     if P.ndim != 2 or P.size == 0:
-        raise ParameterError("P_{Q,S} must be a non-empty (|Q|, |S|) matrix", parameter="P")
+        raise fail(OWNER, "P_{Q,S}", P.shape, "be a non-empty (|Q|, |S|) matrix")
     if (P < 0).any() or not np.isfinite(P).all():
-        raise ParameterError("P_{Q,S} has negative or non-finite entries", parameter="P")
+        raise fail(OWNER, "P_{Q,S}", "negative or non-finite entries", "hold probabilities")
     total = P.sum()
     if not abs(total - 1.0) <= 1e-6:
-        raise ParameterError(f"P_{{Q,S}} sums to {total:.6g}, not 1", parameter="P", value=total)
+        raise fail(OWNER, "P_{Q,S}", f"a sum of {total:.6g}", "sum to 1")
     return P / total
 
 
@@ -84,15 +87,11 @@ def sorted_marginal(P: np.ndarray) -> np.ndarray:
 
 
 def _check_l(l: int, n_s: int) -> int:
-    if not (isinstance(l, (int, np.integer)) and 1 <= l <= n_s):
-        raise ParameterError(f"l = {l!r} must be an integer in 1..|S| = {n_s}", parameter="l", value=l)
-    return int(l)
+    return Integer(minimum=1, maximum=n_s, strict=True).check(OWNER, "l", l)
 
 
 def _check_delta(delta: float) -> float:
-    if not 0.0 < float(delta) < 1.0:
-        raise ParameterError(f"delta = {delta!r} must lie in (0, 1)", parameter="delta", value=delta)
-    return float(delta)
+    return check_real("delta", delta, model=OWNER, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
 def p_l(P: np.ndarray, l: int) -> float:
@@ -111,8 +110,7 @@ def sample_size(*, l: int, delta: float, p: float, n_q: int, p_sorted: Sequence[
     p_sorted = np.asarray(p_sorted, dtype=np.float64)
     l = _check_l(l, len(p_sorted))
     delta = _check_delta(delta)
-    if not 0.0 < p < 1.0:
-        raise ParameterError(f"p = {p!r} must lie in (0, 1)", parameter="p", value=p)
+    p = check_real("p", p, model=OWNER, low=0.0, high=1.0, low_open=True, high_open=True)
     m = m_bound(p_sorted, n_q, l, p)
     x = math.log(m * l / delta) / -math.log1p(-p)
     return max(1, int(math.ceil(x - 1e-9))), m
@@ -155,7 +153,7 @@ def _order(order: Any, n_q: int) -> np.ndarray | None:
         return None
     order = np.asarray(order, dtype=np.int64)
     if order.shape != (n_q,) or not np.array_equal(np.sort(order), np.arange(n_q)):
-        raise ParameterError("order must be a permutation of the QI indices 0..|Q|-1", parameter="order")
+        raise fail(OWNER, "order", order.tolist(), f"be a permutation of the QI indices 0..{n_q - 1}")
     return order
 
 
@@ -255,14 +253,15 @@ class LDeltaPlan:
     def class_of(self, qi_index: np.ndarray) -> np.ndarray:
         qi_index = np.asarray(qi_index, dtype=np.int64)
         if qi_index.size and (qi_index.min() < 0 or qi_index.max() >= self.n_q):
-            raise ParameterError(f"QI index outside 0..{self.n_q - 1}", parameter="qi_index")
+            raise fail(OWNER, "a QI index", int(qi_index.max() if qi_index.max() >= self.n_q else qi_index.min()),
+                       f"be in 0..{self.n_q - 1}")
         return self.classes[qi_index]
 
     def partition(self, table: EncodedTable) -> Partition:
         """The fixed classes applied to a sample (data-independent; no suppression)."""
         idx, n_q = qi_index(table)
         if n_q != self.n_q:
-            raise ParameterError(f"the table's QI space has {n_q} points, the plan {self.n_q}", parameter="table")
+            raise fail(OWNER, "the table's QI space", f"{n_q} points", f"have the plan's {self.n_q} points")
         part = Partition.from_labels(self.class_of(idx), provenance=self.provenance())
         return part
 
@@ -273,14 +272,12 @@ class LDeltaPlan:
         from ..models.registry import make_model
 
         if table.n_rows < self.N:
-            raise ParameterError(f"the batch has {table.n_rows} records; Mech-(ℓ,δ) waits for N = {self.N}",
-                                 parameter="N", value=table.n_rows)
+            raise fail(OWNER, "the batch", f"{table.n_rows} records", f"hold N = {self.N} records (Mech-(ℓ,δ) waits)")
+        check_choice("on_violation", on_violation, ("raise", "release"), model=OWNER)
         model = make_model(f"l={self.l}")
         part = self.partition(table)
         if on_violation == "raise":
             return build_release(table, part, model=model, kind=kind)
-        if on_violation != "release":
-            raise ParameterError(f"on_violation={on_violation!r}: use 'raise' or 'release'", parameter="on_violation")
         rel = build_release(table, part, model=None, kind=kind)
         rel.meta["model"] = model.to_dict()
         rel.meta["check"] = rel.check(model).to_dict()
@@ -312,21 +309,20 @@ def mech_l_delta(P: Any, *, l: int, delta: float, p: float | None = None, beta: 
     ps = sorted_marginal(P)
     pl = float(ps[l - 1])
     if (p is None) == (beta is None):
-        raise ParameterError("give exactly one of p and beta", parameter="p")
+        raise fail(OWNER, "p and beta", (p, beta), "be given one of the two")
     if beta is not None:
-        if not 0.0 < beta <= 1.0:
-            raise ParameterError(f"beta = {beta!r} must lie in (0, 1]", parameter="beta", value=beta)
-        p = beta * pl
+        p = check_real("beta", beta, model=OWNER, low=0.0, high=1.0, low_open=True) * pl
     assert p is not None
     if not 0.0 < p <= pl * (1 + RTOL):
-        raise ParameterError(f"p = {p:.6g} must lie in (0, p_ℓ = {pl:.6g}]", parameter="p", value=p)
+        raise fail(OWNER, "p", p, f"be in (0, p_ℓ = {pl:.6g}]")
     if method == "greedy":
         cls, R = greedy_generalize(P, l=l, p=p, order=order)
     elif method in ("ind", "generalize-ind"):
         cls, R = generalize_ind(P, l=l, p=p, order=order)
         method = "ind"
     else:
-        raise ParameterError(f"method={method!r}: use 'greedy' or 'ind'", parameter="method", value=method)
+        check_choice("method", method, ("greedy", "ind", "generalize-ind"), model=OWNER)
+        raise AssertionError("unreachable")
     N, m = sample_size(l=l, delta=delta, p=p, n_q=n_q, p_sorted=ps)
     plan = LDeltaPlan(l, delta, float(p), pl, cls, R, N, m, method, n_q, n_s, class_probabilities(P, cls, R), estimation)
     if estimation is not None:
@@ -372,9 +368,9 @@ def estimate_distribution(qi_idx: np.ndarray, sa_codes: np.ndarray, *, n_q: int,
     sa_codes = np.asarray(sa_codes, dtype=np.int64)
     n = len(qi_idx)
     if n == 0 or len(sa_codes) != n:
-        raise ParameterError("historical data must be non-empty, one SA code per QI index", parameter="history")
-    if not 0 < confidence < 1:
-        raise ParameterError(f"confidence = {confidence} must lie in (0, 1)", parameter="confidence", value=confidence)
+        raise fail(OWNER, "the historical data", f"{n} QI indices, {len(sa_codes)} SA codes",
+                   "be non-empty, one SA code per QI index")
+    check_real("confidence", confidence, model=OWNER, low=0.0, high=1.0, low_open=True, high_open=True)
     counts = np.bincount(qi_idx * n_s + sa_codes, minlength=n_q * n_s).reshape(n_q, n_s)
     P = counts / n
     K = n_q * n_s

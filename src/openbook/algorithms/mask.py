@@ -38,8 +38,9 @@ from ..errors import InfeasibleError, ParameterError
 from ..models.alpha_k import AlphaKAnonymity, sensitive_counts
 from ..models.composite import AllOf
 from ..models.k_anonymity import KAnonymity
+from ..params import Integer, Options, fail
 from ..release import Partition, Release, build_release
-from .base import Anonymizer, register
+from .base import Anonymizer
 
 
 @dataclass
@@ -135,7 +136,6 @@ def mask_distort(table: EncodedTable, partition: Partition, model: Any, *, l: fl
     return sa, report
 
 
-@register
 class Mask(Anonymizer):
     """MASK (paper 001 Algorithm 1): k-anonymity on the QI, then SA distortion of the
     classes that violate the ℓ-diversity ``model``.
@@ -151,6 +151,7 @@ class Mask(Anonymizer):
 
     name = "mask"
     minimality = False
+    parameter_constraints = {"k": Integer(minimum=1, strict=True), "kind": Options("generalized", "bucketized")}
 
     def __init__(self, *, model: Any, k: int = 5, kind: str = "generalized", seed: int | None = None) -> None:
         super().__init__(model=model, seed=seed)
@@ -163,14 +164,8 @@ class Mask(Anonymizer):
 
     def _validate(self, table: EncodedTable) -> None:
         super()._validate(table)
-        if not isinstance(self.k, (int, np.integer)) or isinstance(self.k, bool) or self.k < 1:
-            raise ParameterError(f"mask: k={self.k!r} must be an integer >= 1", parameter="k", value=self.k)
         if self.k > table.n_rows:
-            raise ParameterError(f"mask: k={self.k} exceeds the table's {table.n_rows} rows", parameter="k",
-                                 value=self.k)
-        if self.kind not in ("generalized", "bucketized"):
-            raise ParameterError(f"mask: kind={self.kind!r} must be generalized or bucketized",
-                                 parameter="kind", value=self.kind)
+            raise fail(self.name, "k", self.k, f"be at most the table's {table.n_rows} rows")
         _set_model(self.model)
 
     def l(self) -> float:

@@ -58,7 +58,7 @@ from ..data.table import EncodedTable
 from ..errors import ParameterError
 from ..models.base import PrivacyModel, SADomain
 from ..release import Partition
-from .base import Anonymizer, register
+from .base import Anonymizer
 from .ordering import size_floor
 
 CATEGORICAL = ("ordered", "hierarchy")
@@ -394,7 +394,6 @@ class _Dims:
 
 
 # ---------------------------------------------------------------------------------------
-@register
 class Mondrian(Anonymizer):
     """Mondrian (LeFevre et al. 2006), strict or relaxed.
 

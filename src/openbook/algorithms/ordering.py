@@ -27,7 +27,7 @@ from typing import Sequence
 import numpy as np
 
 from ..data.table import EncodedTable
-from ..errors import ParameterError
+from ..params import check_choice, fail
 
 ORDERS = ("lex", "zorder", "hilbert")
 
@@ -41,15 +41,14 @@ def _priority_index(table: EncodedTable, priority: Sequence[str] | None) -> list
     idx = []
     for p in priority:
         if p not in names:
-            raise ParameterError(f"priority names {p!r}, which is not a QI column (QIs: {', '.join(names)})",
-                                 parameter="priority", value=p)
+            raise fail("", "priority", p, f"name a QI column (QIs: {', '.join(names)})")
         idx.append(names.index(p))
     if len(set(idx)) != len(idx):
-        raise ParameterError("priority lists a QI column twice", parameter="priority", value=list(priority))
+        raise fail("", "priority", list(priority), "name each QI column at most once")
     # columns not named keep schema order after the named ones
     idx += [j for j in range(len(names)) if j not in idx]
     if not idx:
-        raise ParameterError("the group order is empty: the table has no QI column", parameter="priority")
+        raise fail("", "the group order", [], "name at least one QI column (the table has none)")
     return idx
 
 
@@ -122,9 +121,7 @@ def qi_order(table: EncodedTable, method: str = "lex", priority: Sequence[str] |
     ``priority`` lists QI names, most significant first (lexicographic order; for the
     space-filling curves it selects and orders the coordinates the same way).
     """
-    if method not in ORDERS:
-        raise ParameterError(f"unknown order {method!r} (known: {', '.join(ORDERS)})", parameter="order",
-                             value=method)
+    check_choice("order", method, ORDERS, model="")
     idx = _priority_index(table, priority)
     if method == "lex":
         keys = [table.columns[table.qi_names[j]].codes for j in reversed(idx)]
@@ -168,10 +165,7 @@ def sensitive_set_name(name: str | None, model, algorithm: str) -> str:
     model's ``set=``; a ParameterError naming the algorithm when there is neither."""
     name = name if name is not None else getattr(model, "sensitive_set", None)
     if name is None:
-        from ..errors import ParameterError
-
-        raise ParameterError(f"{algorithm}: needs a sensitive value set (sensitive_set= or the model's set=)",
-                             parameter="sensitive_set")
+        raise fail(algorithm, "sensitive_set", None, "name a sensitive value set (or the model its set=)")
     return name
 
 

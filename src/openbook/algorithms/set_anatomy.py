@@ -29,14 +29,14 @@ from typing import Any
 import numpy as np
 
 from ..data.table import EncodedTable
-from ..errors import InfeasibleError, ParameterError
+from ..errors import InfeasibleError
 from ..models.base import PrivacyModel
+from ..params import Optional, Text, fail
 from ..release import Partition
-from .base import Anonymizer, register
+from .base import Anonymizer
 from .ordering import model_l, sensitive_set_name
 
 
-@register
 class SetAnatomy(Anonymizer):
     """SA-only groups with at most one sensitive row each (module docstring).
 
@@ -50,6 +50,7 @@ class SetAnatomy(Anonymizer):
     name = "set-anatomy"
     release_kind = "bucketized"
     minimality = False
+    parameter_constraints = {"sensitive_set": Optional(Text())}
 
     def __init__(self, *, model: PrivacyModel, sensitive_set: str | None = None, seed: int | None = None) -> None:
         super().__init__(model=model, seed=seed)
@@ -61,8 +62,7 @@ class SetAnatomy(Anonymizer):
     def _group_size(self) -> int:
         l = model_l(self.model)
         if l is None:
-            raise ParameterError(f"{self.name}: the model {self.model.describe()} bounds no frequency (no ℓ or α)",
-                                 parameter="model")
+            raise fail(self.name, "model", self.model.describe(), "bound a frequency (an ℓ or α)")
         k = max([int(getattr(m, "k", 1) or 1) for m in (getattr(self.model, "models", None) or [self.model])])
         return max(math.ceil(float(l) - 1e-12), k, 1)
 

@@ -26,10 +26,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..data.table import EncodedTable
-from ..errors import ParameterError
+from ..params import Names, Optional, Options
 from ..models.base import PrivacyModel, SADomain
 from ..release import Partition
-from .base import Anonymizer, register
+from .base import Anonymizer
 from .ordering import ORDERS, qi_order
 
 
@@ -52,7 +52,6 @@ def sg_would_split(left_counts: np.ndarray, right_counts: np.ndarray, model: Pri
     return bool(ok[0]) if one else ok
 
 
-@register
 class SymmetricGrouping(Anonymizer):
     """SG (paper 000 App. C.3, Fig. 7): recursive even splits of the QI sort order.
 
@@ -66,6 +65,7 @@ class SymmetricGrouping(Anonymizer):
     name = "sg"
     release_kind = "bucketized"
     minimality = False
+    parameter_constraints = {"order": Options(*ORDERS), "priority": Optional(Names())}
 
     def __init__(self, *, model: PrivacyModel, order: str = "lex", priority: Sequence[str] | str | None = None,
                  seed: int | None = None) -> None:
@@ -76,15 +76,6 @@ class SymmetricGrouping(Anonymizer):
     def params(self) -> dict[str, Any]:
         pr = self.priority.split(",") if isinstance(self.priority, str) else self.priority
         return {"order": self.order, "priority": None if pr is None else list(pr)}
-
-    def _validate(self, table: EncodedTable) -> None:
-        super()._validate(table)
-        if self.order not in ORDERS:
-            raise ParameterError(f"sg: unknown order {self.order!r} (known: {', '.join(ORDERS)})",
-                                 parameter="order", value=self.order)
-        if self.priority is not None and len(self.priority) == 0:
-            raise ParameterError("sg: the group order (priority) is empty", parameter="priority",
-                                 value=self.priority)
 
     def partition(self, table: EncodedTable) -> Partition:
         self._validate(table)

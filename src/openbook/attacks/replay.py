@@ -1011,7 +1011,7 @@ def _settle_ties(algo: Any, table: EncodedTable, group: np.ndarray) -> np.ndarra
 
 def algorithm_from_provenance(prov: dict[str, Any], model: Any = None) -> Any:
     """The anonymizer a release's provenance (``meta["algorithm"]``) describes."""
-    from ..algorithms.base import make_algorithm
+    from ..algorithms.registry import make_algorithm
     from ..models.registry import make_model
 
     if not prov or "algorithm" not in prov:

@@ -153,7 +153,7 @@ def anonymize_epilog() -> str:
         DEFAULT_OTHERWISE,
     )
 
-    algos = "\n".join(f"  {name:<20} {kind:<12} {line}" for name, (_, kind, line) in sorted(CATALOG.items()))
+    algos = "\n".join(f"  {name:<20} {kind:<12} {line}" for name, (_, _, kind, line) in sorted(CATALOG.items()))
     return (f"algorithms (--algorithm):\n{algos}\n\n"
             f"default algorithm:\n  a model of a sensitive set (simple-l / (alpha,k) with set=): "
             f"{DEFAULT_FOR_SENSITIVE_SET[0]} — {DEFAULT_FOR_SENSITIVE_SET[1]}\n"

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..algorithms.base import make_algorithm
+from ..algorithms.registry import make_algorithm
 from ..attacks.closed_forms import theorem5_bound
 from ..attacks.replay import replay_attack
 from ..data.schema import Schema

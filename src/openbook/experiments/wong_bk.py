@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..algorithms.base import make_algorithm
+from ..algorithms.registry import make_algorithm
 from ..attacks.background import mine_knowledge
 from ..attacks.robustness import audit_groups
 from ..data.datasets import EDUCATION_BEFORE_SECONDARY

@@ -1,83 +1,23 @@
 """Shared helpers of the privacy models: parameter checks, exact ratio comparisons,
 count-matrix normalisation.
 
-Parameter checks raise :class:`openbook.errors.ParameterError` with one line naming the
-parameter and the value, so every model validates its keyword-only parameters the same
-way (DESIGN.md, "Examples to follow": scikit-learn's declared validation).
+Parameter checks are :mod:`openbook.params`'s: one line naming the parameter and the value,
+the same form for models, anonymizers and adversaries.
 """
 
 from __future__ import annotations
 
 import math
-import numbers
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from ..errors import ParameterError
+from ..params import check_choice, check_int, check_real  # noqa: F401  (the models' checks)
 
 #: Float tolerance of the comparisons that cannot be made exactly (entropy, EMD).
 TOL = 1e-12
-
-
-def check_int(name: str, value: Any, *, minimum: int, model: str) -> int:
-    """``value`` as a Python int ``>= minimum`` (integral floats such as ``5.0`` accepted)."""
-    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
-    if not ok and isinstance(value, numbers.Real) and not isinstance(value, bool):
-        ok = math.isfinite(float(value)) and float(value).is_integer()
-    if not ok:
-        raise ParameterError(
-            f"{model}: {name} must be an integer, got {value!r}", parameter=name, value=value
-        )
-    out = int(value)
-    if out < minimum:
-        raise ParameterError(
-            f"{model}: {name} must be >= {minimum}, got {out}", parameter=name, value=value
-        )
-    return out
-
-
-def check_real(
-    name: str,
-    value: Any,
-    *,
-    model: str,
-    low: float | None = None,
-    high: float | None = None,
-    low_open: bool = False,
-    high_open: bool = False,
-) -> float:
-    """``value`` as a finite Python float inside the (half-)open/closed interval given."""
-    if not isinstance(value, numbers.Real) or isinstance(value, bool) or not math.isfinite(
-        float(value)
-    ):
-        raise ParameterError(
-            f"{model}: {name} must be a finite number, got {value!r}", parameter=name, value=value
-        )
-    x = float(value)
-    bad_low = low is not None and (x <= low if low_open else x < low)
-    bad_high = high is not None and (x >= high if high_open else x > high)
-    if bad_low or bad_high:
-        lo = "-inf" if low is None else f"{low:g}"
-        hi = "inf" if high is None else f"{high:g}"
-        left = "(" if low_open or low is None else "["
-        right = ")" if high_open or high is None else "]"
-        interval = f"{left}{lo}, {hi}{right}"
-        raise ParameterError(
-            f"{model}: {name} must be in {interval}, got {value!r}", parameter=name, value=value
-        )
-    return x
-
-
-def check_choice(name: str, value: Any, choices: tuple[str, ...], *, model: str) -> str:
-    if value not in choices:
-        raise ParameterError(
-            f"{model}: {name} must be one of {', '.join(map(repr, choices))}, got {value!r}",
-            parameter=name,
-            value=value,
-        )
-    return str(value)
 
 
 class Ratio:

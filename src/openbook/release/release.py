@@ -13,7 +13,9 @@ n_suppressed`` (DESIGN.md, "Nothing is lost").
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -146,6 +148,35 @@ class Release:
     @property
     def n_suppressed(self) -> int:
         return int(self.meta.get("n_suppressed", 0))
+
+    # -- the pandas-first API --------------------------------------------------------------
+    def to_pandas(self, table: str = "data") -> pd.DataFrame:
+        """A copy of a published table: ``"data"`` (the generalized table, or the QI-table of
+        a bucketized release, with its group ids) or ``"sa"`` (the SA-table of a bucketized
+        release: group id, SA value, count)."""
+        if table == "data":
+            return self.data.copy()
+        if table == "sa":
+            if self.sa_table is None:
+                raise ParameterError(f"a {self.kind} release has no SA-table (use table='data')",
+                                     parameter="table", value=table)
+            return self.sa_table.copy()
+        from ..params import check_choice
+
+        check_choice("table", table, ("data", "sa"), model="Release.to_pandas")
+        raise AssertionError("unreachable")
+
+    @property
+    def certificate(self) -> dict[str, Any] | None:
+        """The certificate recorded when the release was made (``None`` without one)."""
+        return self.meta.get("certificate")
+
+    def save(self, path: str | os.PathLike, *, force: bool = False) -> list[Path]:
+        """Write the release (data, SA-table, sidecar bound by digests; crash-safe): see
+        :func:`openbook.release.io.save_release`. Returns the files written."""
+        from .io import save_release
+
+        return save_release(self, path, force=force)
 
 
 # ---------------------------------------------------------------------------------------

@@ -95,5 +95,5 @@ def test_bad_input():
         make_algorithm("anatomy", model=make_model("entropy-l=2"), l=3).partition(skewed)
     with pytest.raises(ParameterError):
         make_algorithm("anatomy", model=make_model("l=2"), l=0).partition(t)
-    with pytest.raises(ParameterError, match="anatomized"):
+    with pytest.raises(ParameterError, match="anatomize: base must be one of .*, got .sg-ana.$"):
         make_algorithm("anatomize", model=make_model("l=2"), base="sg-ana").partition(t)

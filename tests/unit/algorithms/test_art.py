@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from openbook.algorithms.base import make_algorithm
+from openbook.algorithms.registry import make_algorithm
 from openbook.attacks.background import mine_knowledge
 from openbook.attacks.robustness import audit_groups, delta_max
 from openbook.data.schema import Schema
@@ -133,7 +133,7 @@ def test_art_honours_the_suppression_budget():
     import pandas as pd
     import pytest
 
-    from openbook.algorithms.base import make_algorithm
+    from openbook.algorithms.registry import make_algorithm
     from openbook.data.schema import Schema
     from openbook.data.table import encode
     from openbook.errors import InfeasibleError

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from openbook.algorithms.base import make_algorithm
+from openbook.algorithms.registry import make_algorithm
 from openbook.algorithms.injector import negative_rules
 from openbook.data.schema import Schema
 from openbook.data.table import encode

@@ -69,7 +69,7 @@ def test_bad_parameters():
     t = _toy()
     with pytest.raises(ParameterError, match="sensitive value set"):
         Mask(model=make_model("l=2")).anonymize(t)
-    with pytest.raises(ParameterError, match="k="):
+    with pytest.raises(ParameterError, match="mask: k must be an integer >= 1, got 0"):
         Mask(model=make_model(M2), k=0).anonymize(t)
 
 

@@ -136,7 +136,7 @@ def test_dankar_rule():
 
 
 def test_bucketized_release_says_identity_is_disclosed():
-    from openbook.algorithms.base import make_algorithm
+    from openbook.algorithms.registry import make_algorithm
     from openbook.models import make_model
 
     rel = make_algorithm("anatomy", model=make_model("l=2"), seed=0).anonymize(_table())

@@ -10,7 +10,7 @@ import itertools
 import numpy as np
 import pytest
 
-from openbook.algorithms.base import make_algorithm
+from openbook.algorithms.registry import make_algorithm
 from openbook.algorithms.greedy import RandomizedGreedyGrouping
 from openbook.attacks.replay import _canonical, _with_sa, leaf_tables, replay_attack
 from openbook.data.table import EncodedTable

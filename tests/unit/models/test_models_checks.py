@@ -26,7 +26,7 @@ def test_ratio_float_fallback():
 
 def test_check_helpers():
     assert check_int("k", np.int32(4), minimum=1, model="m") == 4
-    with pytest.raises(ParameterError, match=r"m: k must be >= 1, got 0"):
+    with pytest.raises(ParameterError, match=r"m: k must be an integer >= 1, got 0"):
         check_int("k", 0, minimum=1, model="m")
     assert check_real("t", 1, model="m", low=0, high=1) == 1.0
     with pytest.raises(ParameterError, match=r"m: t must be in \(0, 1\], got 0"):
