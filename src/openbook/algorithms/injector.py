@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..data.table import EncodedTable
-from ..errors import ParameterError
+from ..params import Integer, Optional, Real, Text, fail
 from ..models.base import PrivacyModel
 from ..release import Partition
 from .base import Anonymizer
@@ -74,6 +74,10 @@ class Injector(Anonymizer):
     name = "injector"
     release_kind = "bucketized"
     minimality = False
+    parameter_constraints = {"l": Optional(Integer(minimum=1)), "sensitive_set": Optional(Text()),
+                             # only the paper's default confidence 1 is implemented
+                             "min_conf": Real(1.0, 1.0), "min_exp": Real(0.0, low_open=True),
+                             "max_rule_size": Integer(minimum=1, strict=True)}
 
     def __init__(self, *, model: PrivacyModel, l: int | None = None, sensitive_set: str | None = None,
                  min_conf: float = 1.0, min_exp: float = 0.9, max_rule_size: int = 2, seed: int | None = None) -> None:
@@ -90,17 +94,11 @@ class Injector(Anonymizer):
 
     def partition(self, table: EncodedTable) -> Partition:
         self._validate(table)
-        if self.min_conf != 1.0:
-            raise ParameterError(f"{self.name}: only min_conf=1 is implemented", parameter="min_conf",
-                                 value=self.min_conf)
-        if not (isinstance(self.max_rule_size, int) and self.max_rule_size >= 1):
-            raise ParameterError(f"{self.name}: max_rule_size must be an integer >= 1", parameter="max_rule_size",
-                                 value=self.max_rule_size)
         from .ordering import model_l
 
         l = self.l if self.l is not None else model_l(self.model)
-        if l is None or int(l) < 1:
-            raise ParameterError(f"{self.name}: give l= (or an ℓ-diversity model)", parameter="l", value=l)
+        if l is None:
+            raise fail(self.name, "l", l, "be given (or the model an ℓ)")
         l = int(math.ceil(l))
         from .ordering import sensitive_set_name
 

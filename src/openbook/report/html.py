@@ -233,8 +233,9 @@ def _attack_section(result: Any, index: int, target: float | None, reid_target: 
             + _kpi("risk × 1/ℓ", _fmt(d["max_risk_multiple"], 4) if target else "–", cls, f"risk-{name}"))
     mx = result.max_posterior()
     considered = (result.group >= 0) | ~np.isnan(mx)
-    hist = plots.posterior_histogram(mx[considered], l if target else None,
-                                     title=f"{name}: largest posterior per person")
+    what = ("re-identification risk per record" if result.adversary == "reidentification"
+            else "largest posterior per person")
+    hist = plots.posterior_histogram(mx[considered], l if target else None, title=f"{name}: {what}")
     facts = _kv([("people considered", int(considered.sum())), ("of them absent", d["n_absent_evaluated"]),
                  ("vulnerable share", f"{d['vulnerable_fraction']:.2%}" if target else "–"),
                  ("average posterior of the vulnerable", d["avg_credibility_problematic"]),
