@@ -21,6 +21,8 @@ Example::
     max_suppression = 0.02
     [output]
     path = "release.csv"
+    publish_suppressed_count = false   # true: the sidecar states the input and suppressed counts
+    publish_identifier_names = false   # true: the sidecar names the dropped identifier columns
     [certify]
     max_risk = 0.2                 # default: the model's 1/ℓ
     worlds = 2000                  # replay adversary: worlds per sampled unit
@@ -43,7 +45,8 @@ KEYS = {
     "input": {"path": str, "dataset": str, "data_dir": str, "format": str, "table": str, "query": str},
     "schema": {"qi": (list, str), "sa": str, "sensitive_sets": (dict, str), "keep": (list, str),
                "identifiers": (list, str), "missing": str, "kinds": dict},
-    "output": {"path": str, "kind": str, "t_reference": (str, dict)},
+    "output": {"path": str, "kind": str, "t_reference": (str, dict), "publish_suppressed_count": bool,
+               "publish_identifier_names": bool},
     "certify": {"max_risk": (int, float), "worlds": int, "enabled": bool, "against_registry": str},
 }
 
@@ -87,6 +90,10 @@ class RunConfig:
             raw = tomllib.loads(path.read_text())
         except FileNotFoundError:
             raise DataError(f"no such config file: {path}", path=path) from None
+        except IsADirectoryError:
+            raise DataError(f"config file {path} is a directory; give a .toml file", path=path) from None
+        except OSError as exc:
+            raise DataError(f"cannot read config file {path}: {exc.strerror or exc}", path=path) from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise DataError(f"config file {path} is not valid TOML: {exc}", path=path) from None
         unknown = set(raw) - SECTIONS

@@ -199,7 +199,9 @@ def anonymize_skewed(table: EncodedTable, model: Any, algo: Any, *, skew: str, s
     """``--skew``: restore ℓ-eligibility first (paper 004: R-suppression, or Safe/Unsafe
     D-suppression), then run the anonymizer on the kept rows. Withheld rows are group -1 of
     the final partition, so ``n_input = n_published + n_suppressed`` still holds, and the
-    release records the step (``meta["skew"]``: method, ℓ, |T|, |T_S|, rate)."""
+    release records the step (``meta["skew"]``: method, ℓ, |T|, |T_S|, rate) — in memory: its
+    sidecar keeps the method and ℓ only, unless the publisher opts in to the counts
+    (:mod:`openbook.release.sidecar`)."""
     import numpy as np
 
     from .algorithms.suppression import l_for_model, restore_eligibility
@@ -210,13 +212,18 @@ def anonymize_skewed(table: EncodedTable, model: Any, algo: Any, *, skew: str, s
     skew_rng = np.random.default_rng(None if seed is None else [int(seed), SKEW_STREAM])
     step = restore_eligibility(table.sa_codes, l_for_model(model), method=skew, seed=skew_rng,
                                n_values=table.columns[table.sa_name].n_values)
-    part = algo.partition(table.take(step.kept_rows))
+    kept = table.take(step.kept_rows)
+    published, part = algo.recode(kept)
     algo.check_budget(part, step.kept_rows.size)
+    if published is not kept:  # MASK distorts the SA of the rows it publishes
+        sa = np.array(table.sa_codes, copy=True)
+        sa[step.kept_rows] = published.sa_codes
+        table = table.with_codes(table.sa_name, sa)
     group = np.full(table.n_rows, -1, dtype=np.int64)
     group[step.kept_rows] = part.group
     prov = {**part.provenance, "skew": step.provenance()}
     full = Partition(group, part.n_groups, provenance=prov, extra=part.extra)
-    release = build_release(table, full, model=model, kind=kind or algo.release_kind,
+    release = build_release(table, full, model=algo.release_model(), kind=kind or algo.release_kind,
                             levels=algo.release_levels(), t_reference=t_reference)
     release.meta["skew"] = step.provenance()
     return release

@@ -14,12 +14,26 @@ def enabled() -> bool:
     return os.environ.get("OPENBOOK_PROGRESS", "1") != "0" and sys.stderr.isatty()
 
 
+_CONSOLE = None
+
+
+def _console():
+    """The one stderr console every bar and spinner draws on: a bar started inside a running
+    spinner or bar (an adversary's units inside the certificate) nests below it instead of
+    fighting it for the terminal."""
+    global _CONSOLE
+    if _CONSOLE is None:
+        from rich.console import Console
+
+        _CONSOLE = Console(stderr=True)
+    return _CONSOLE
+
+
 def track(items: Iterable[T], description: str, total: int | None = None) -> Iterator[T]:
     """Iterate ``items``, drawing a progress bar on stderr when it is a terminal."""
     if not enabled():
         yield from items
         return
-    from rich.console import Console
     from rich.progress import (
         BarColumn,
         Progress,
@@ -32,7 +46,7 @@ def track(items: Iterable[T], description: str, total: int | None = None) -> Ite
     n = total if total is not None else len(items)  # type: ignore[arg-type]
     columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
-    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+    with Progress(*columns, console=_console(), transient=True) as progress:
         task = progress.add_task(description, total=n)
         for item in items:
             yield item
@@ -48,9 +62,7 @@ class status:
 
     def __enter__(self) -> "status":
         if enabled():
-            from rich.console import Console
-
-            self._status = Console(stderr=True).status(self.message)
+            self._status = _console().status(self.message)
             self._status.__enter__()
         return self
 

@@ -6,12 +6,15 @@ leaves every file under the test's folder as it was (the ``refused`` fixture). T
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from cli_harness import run_cli
+from openbook.release.sidecar import self_digest
 
 BASE = ["--qi", "age:numeric,zip,sex", "--sa", "disease", "--identifiers", "name", "--quiet"]
 
@@ -56,8 +59,36 @@ def ws(tmp_path, small_frame, capsys):
     (tmp_path / "reglist" / "registry.json").write_text("[1, 2, 3]")
     (tmp_path / "regkeys").mkdir()
     (tmp_path / "regkeys" / "registry.json").write_text('{"releases": [{"nam": "x"}]}')
+    # a release database, and a copy with one published value edited in place
+    rdb = tmp_path / "rdb.sqlite"
+    assert run_cli(capsys, ["anonymize", p, *BASE, "-m", "k=3", "--algorithm", "mondrian", "-o", rdb])[0] == 0
+    shutil.copy(rdb, tmp_path / "tampered.sqlite")
+    con = sqlite3.connect(tmp_path / "tampered.sqlite")
+    con.execute("UPDATE release_data SET disease = 'tampered' WHERE disease = 'flu'")
+    con.commit()
+    con.close()
+    # copies of rel.csv whose sidecar was edited and its digest recomputed (only the content refuses them)
+    meta = json.loads((tmp_path / "rel.csv.json").read_text())
+    for name, edit in SIDECAR_EDITS.items():
+        shutil.copy(rel, tmp_path / f"{name}.csv")
+        m = edit({**meta, "files": {**meta["files"], "data": f"{name}.csv"}})
+        m["digest"] = self_digest(m)
+        (tmp_path / f"{name}.csv.json").write_text(json.dumps(m))
     capsys.readouterr()
-    return {"data": p, "rel": rel, "b": b, "tmp": tmp_path, "wide": tmp_path / "wide.csv"}
+    return {"data": p, "rel": rel, "b": b, "tmp": tmp_path, "wide": tmp_path / "wide.csv", "rdb": rdb}
+
+
+#: sidecars edited with their digest recomputed: each key is validated on read
+SIDECAR_EDITS = {
+    "edit-model": lambda m: {**m, "model": "x"},
+    "edit-algorithm": lambda m: {**m, "algorithm": {**m["algorithm"], "algorithm": "nope"}},
+    "edit-algorithm-garbage": lambda m: {**m, "algorithm": 5},
+    "edit-certificate": lambda m: {**m, "certificate": {"verdict": "pass", "adversaries": "all good"}},
+    "edit-check": lambda m: {**m, "check": {**m["check"], "holds": False}},
+    "edit-levels": lambda m: {**m, "levels": ["a", "b", "c"]},
+    "edit-n-groups": lambda m: {**m, "n_groups": -3},
+    "edit-qi-empty": lambda m: {**m, "schema": {**m["schema"], "qi": []}},
+}
 
 
 def A(*extra):  # anonymize people.csv with the base schema
@@ -67,7 +98,9 @@ def A(*extra):  # anonymize people.csv with the base schema
 CASES: dict[str, tuple[list[str], str]] = {
     # -- anonymize: levels, seeds, models ----------------------------------------------------------
     "levels not numbers": (A("-m", "k=2", "--levels", "a,b,c"), "levels"),
-    "levels negative": (A("-m", "k=2", "--levels", "-1,0,0"), "levels"),
+    "levels negative": (A("-m", "k=2", "--levels", "-1,0,0"), ("--levels", "-1,0,0")),
+    "levels one negative": (A("-m", "k=2", "--levels", "-1"), ("--levels", "'-1'")),
+    "levels negative fraction": (A("-m", "k=2", "--levels", "-0.5,1,1"), ("--levels", "-0.5,1,1")),
     "levels too few": (A("-m", "k=2", "--levels", "1,1"), "levels"),
     "levels too high": (A("-m", "k=2", "--levels", "9,9,9"), "level"),
     "levels empty": (A("-m", "k=2", "--levels", ""), "levels"),
@@ -163,6 +196,46 @@ CASES: dict[str, tuple[list[str], str]] = {
     "config unknown section": (["anonymize", "--config", "{tmp}/section.toml"], "inputs"),
     "config unknown algorithm key": (["anonymize", "--config", "{tmp}/algo.toml"], "strickt"),
     "unknown flag": (A("-m", "k=2", "--nope"), "--nope"),
+    "config a directory": (["anonymize", "--config", "{tmp}/full"], "directory"),
+    "config the current folder": (["anonymize", "--config", "."], "directory"),
+    "output the current folder": (["anonymize", "{data}", *BASE, "-m", "k=2", "-o", "."], "directory"),
+    "output a sidecar's name": (["anonymize", "{data}", *BASE, "-m", "k=2", "-o", "{rel}.json"], "format"),
+    "output over a release database": (["anonymize", "{data}", *BASE, "-m", "k=2", "-o", "{rdb}"], "--force"),
+    # -- every command given a folder, or a release whose files were edited -------------------------
+    "check the current folder": (["check", "."], "directory"),
+    "check ./": (["check", "./"], "directory"),
+    "check ..": (["check", ".."], "directory"),
+    "check a folder": (["check", "{tmp}/full"], "directory"),
+    "audit the current folder": (["audit", "."], "directory"),
+    "audit a folder": (["audit", "{tmp}/full"], "directory"),
+    "certify the current folder": (["certify", "."], "directory"),
+    "report the current folder": (["report", ".", "-o", "{tmp}/r.html"], "directory"),
+    "registry add the current folder": (["registry", "add", "{tmp}/reg", "."], "directory"),
+    "audit a table that is no release": (["audit", "{data}"], "sidecar"),
+    "check a tampered release database": (["check", "{tmp}/tampered.sqlite"], "altered"),
+    "audit a tampered release database": (["audit", "{tmp}/tampered.sqlite"], "altered"),
+    "certify a tampered release database": (["certify", "{tmp}/tampered.sqlite"], "altered"),
+    "report a tampered release database": (["report", "{tmp}/tampered.sqlite", "-o", "{tmp}/r.html"], "altered"),
+    "registry add a tampered release database": (["registry", "add", "{tmp}/reg", "{tmp}/tampered.sqlite"],
+                                                 "altered"),
+    "report over a release database": (["report", "{rel}", "-o", "{rdb}", "--force"], "release"),
+    "report into a folder": (["report", "{rel}", "-o", "{tmp}/full"], "directory"),
+    "posteriors into a folder": (["audit", "{rel}", "--posteriors-out", "{tmp}/full"], "directory"),
+    "check a garbage model": (["check", "{tmp}/edit-model.csv"], "model"),
+    "check an unknown algorithm": (["check", "{tmp}/edit-algorithm.csv"], "algorithm"),
+    "certify an unknown algorithm": (["certify", "{tmp}/edit-algorithm.csv", "--original", "{data}"], "algorithm"),
+    "audit an unknown algorithm": (["audit", "{tmp}/edit-algorithm.csv", "--adversary", "replay",
+                                    "--original", "{data}"], "algorithm"),
+    "check a garbage algorithm": (["check", "{tmp}/edit-algorithm-garbage.csv"], "algorithm"),
+    "check a garbage certificate": (["check", "{tmp}/edit-certificate.csv"], "certificate"),
+    "report a garbage certificate": (["report", "{tmp}/edit-certificate.csv", "-o", "{tmp}/r.html"],
+                                     "certificate"),
+    "check a check the data contradicts": (["check", "{tmp}/edit-check.csv"], "check"),
+    "check garbage levels": (["check", "{tmp}/edit-levels.csv"], "levels"),
+    "check a negative n_groups": (["check", "{tmp}/edit-n-groups.csv"], "n_groups"),
+    "check an empty qi list": (["check", "{tmp}/edit-qi-empty.csv"], "schema.qi"),
+    "certify an empty qi list": (["certify", "{tmp}/edit-qi-empty.csv"], "schema.qi"),
+    "registry add an edited sidecar": (["registry", "add", "{tmp}/reg", "{tmp}/edit-check.csv"], "check"),
     # -- check ------------------------------------------------------------------------------------
     "check missing file": (["check", "{tmp}/none.csv", *BASE], "none.csv"),
     "check no input": (["check", "--qi", "age", "--sa", "disease"], "input"),
@@ -171,9 +244,11 @@ CASES: dict[str, tuple[list[str], str]] = {
     "check junk": (["check", "{tmp}/junk.csv", *BASE[:-1]], "junk.csv"),
     # -- audit ------------------------------------------------------------------------------------
     "audit unknown adversary": (["audit", "{rel}", "--adversary", "nope"], "nope"),
-    "audit m negative": (["audit", "{rel}", "--l", "2", "--m", "-1"], "m"),
-    "audit l zero": (["audit", "{rel}", "--l", "0"], "l"),
-    "audit l nan": (["audit", "{rel}", "--l", "nan"], "l"),
+    "audit m negative": (["audit", "{rel}", "--max-risk", "0.5", "--m", "-1"], "m"),
+    "audit max-risk zero": (["audit", "{rel}", "--max-risk", "0"], "max-risk"),
+    "audit max-risk nan": (["audit", "{rel}", "--max-risk", "nan"], "max-risk"),
+    "audit the removed --l": (["audit", "{rel}", "--l", "2"], "--l"),
+    "audit linkage-l zero": (["audit", "{rel}", "--adversary", "linkage", "--linkage-l", "0"], "linkage-l"),
     "audit replay without original": (["audit", "{rel}", "--adversary", "replay"], "--original"),
     "audit original missing": (["audit", "{rel}", "--adversary", "replay", "--original", "{tmp}/none.csv"],
                                "none.csv"),
@@ -184,8 +259,8 @@ CASES: dict[str, tuple[list[str], str]] = {
     "audit background does not apply": (["audit", "{rel}", "--adversary", "background", "--original", "{data}"],
                                         "does not apply"),
     "audit r zero": (["audit", "{b}", "--adversary", "background", "--original", "{data}", "--r", "0"], "r"),
-    "audit unknown set": (["audit", "{rel}", "--set", "nope", "--l", "2"], "nope"),
-    "audit linkage without registry": (["audit", "{rel}", "--adversary", "linkage", "--l", "2"], "registry"),
+    "audit unknown set": (["audit", "{rel}", "--set", "nope", "--max-risk", "0.5"], "nope"),
+    "audit linkage without registry": (["audit", "{rel}", "--adversary", "linkage", "--linkage-l", "2"], "registry"),
     "audit registry missing": (["audit", "{rel}", "--adversary", "linkage", "--against-registry", "{tmp}/none"],
                                "none"),
     "audit release missing": (["audit", "{tmp}/none.csv"], "none.csv"),
@@ -214,7 +289,7 @@ CASES: dict[str, tuple[list[str], str]] = {
     "registry bad name": (["registry", "add", "{tmp}/reg", "{rel}", "--name", "bad name!"], "name"),
     "registry list a file": (["registry", "list", "{data}"], "people.csv"),
     "registry action unknown": (["registry", "drop", "{tmp}/reg"], "drop"),
-    "registry l zero": (["registry", "add", "{tmp}/reg", "{rel}", "--l", "0"], "l"),
+    "registry linkage-l zero": (["registry", "add", "{tmp}/reg", "{rel}", "--linkage-l", "0"], "linkage-l"),
     # -- experiment, datasets, demo -----------------------------------------------------------------
     "experiment unknown": (["experiment", "nope", "--out", "{tmp}/x"], "nope"),
     "experiment seed negative": (["experiment", "skew-fig5", "--quick", "--seed", "-1", "--out", "{tmp}/x"],
@@ -229,19 +304,23 @@ CASES: dict[str, tuple[list[str], str]] = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_bad_input_is_refused(refused, ws, case):
-    argv, needle = CASES[case]
+def test_bad_input_is_refused(refused, ws, case, monkeypatch):
+    argv, needles = CASES[case]
     subst = {k: str(v) for k, v in ws.items()}
     argv = [a.format(**subst) for a in argv]
+    monkeypatch.chdir(ws["tmp"])  # "." is the watched folder
     line = refused(ws["tmp"], argv)
-    assert needle.lower() in line.lower(), f"{case}: {line!r} does not name {needle!r}"
+    for needle in (needles,) if isinstance(needles, str) else needles:
+        assert needle.lower() in line.lower(), f"{case}: {line!r} does not name {needle!r}"
 
 
 def test_the_suite_is_large():
+    """At least 150 malformed invocations, counted as the tests run them: one per case here,
+    one per (sidecar case, command) in ``test_release_files``, one per case in
+    ``test_cli_bad_input`` (other tests' further refusals are not counted)."""
     import test_cli_bad_input
     import test_release_files
 
-    n = len(CASES) + len(test_release_files.CASES) * 4 + sum(
-        1 for name in dir(test_cli_bad_input) if name.startswith("test_"))
+    assert all(len(v) == 2 and isinstance(v[0], list) for v in CASES.values())
+    n = len(CASES) + len(test_release_files.CASES) * len(test_release_files.COMMANDS) + len(test_cli_bad_input.CASES)
     assert n >= 150, n
-    json.dumps(n)

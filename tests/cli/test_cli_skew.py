@@ -70,7 +70,9 @@ def test_skew_restores_eligibility_then_anonymizes(capsys, tmp_path, skewed_csv,
     assert payload["n_suppressed"] >= sk["n_suppressed"] > 0
     assert sk["suppression_rate"] == pytest.approx(sk["n_suppressed"] / len(df), abs=1e-6)
     meta = json.loads((tmp_path / "rel.csv.json").read_text())
-    assert meta["skew"]["method"] == skew and meta["algorithm"]["skew"]["method"] == skew
+    # the sidecar names the step, never how many records it withheld (docs/release-files.md)
+    assert meta["skew"] == {"step": "restore-l-eligibility", "method": skew, "l": 3} and "skew" not in meta["algorithm"]
+    assert "n_input" not in meta and "n_suppressed" not in meta
     rel = pd.read_csv(out)
     counts = rel["disease"].value_counts()
     assert 3 * counts.max() <= counts.sum()  # the published rows are 3-eligible

@@ -1,10 +1,14 @@
-"""kill -9 at random moments of ``openbook anonymize`` on 10^6 rows: afterwards, as every
-openbook command sees the folder (after its recovery step), the old release is intact or
-the new one complete — never a mix — and no temporary file is left behind."""
+"""kill -9 of ``openbook anonymize`` on 10^6 rows, at random moments and aimed at the write
+and commit phase; after each kill the real ``openbook check`` reads the output path and
+either exits 0 on exactly the old release or exactly the new one (every file compared by
+SHA-256), or — on a fresh path where nothing was committed — exits 2; no temporary file is
+left behind after it (docs/release-files.md, "Crash-safe writes")."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import os
 import shutil
 import signal
@@ -16,15 +20,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from openbook.release.io import folder_lock, recover
+from openbook.cli import main
 
 RUN = "from openbook.cli import main; import sys; sys.exit(main(sys.argv[1:]))"
-ARGS = ["--qi", "age:numeric,sex,race,workclass", "--sa", "occupation", "-m", "k=5", "--algorithm", "full-domain",
-        "--max-suppression", "0.05", "--no-certify", "--quiet", "--identifiers",
-        "education,marital_status,native_country"]
-OLD = ["--levels", "1,0,0,0"]
-NEW = ["--levels", "2,0,0,0"]
-KILLS = 22
+ARGS = ["--qi", "age:numeric,sex,race", "--sa", "occupation", "-m", "k=5", "--algorithm", "full-domain",
+        "--max-suppression", "0.05", "--no-certify", "--quiet"]
+OLD = ["--levels", "1,0,0"]
+NEW = ["--levels", "2,0,0"]
+KILLS = 20  # processes actually killed (return code -9)
+OUT = "out.parquet"
+#: what each attempt waits for before the kill: a temporary (the write phase), the commit
+#: (journal or final sidecar in place: the roll-forward window), or a random moment; with
+#: fresh/overwrite alternating in pairs every trigger meets both kinds of path
+TRIGGERS = ("part", "committed", "random", "part", "random", "committed")
 
 
 def _state(folder: Path) -> dict[str, str]:
@@ -36,54 +44,100 @@ def _anonymize(inp: Path, out: Path, levels: list[str], *extra: str) -> subproce
                              *extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def _check(out: Path) -> tuple[int, str]:
+    """The real CLI's ``check``, in this process (its recovery step included)."""
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        code = main(["check", str(out), "--json"])
+    return code, err.getvalue()
+
+
+def _wait_for(proc: subprocess.Popen, work: Path, out: Path, trigger: str, delay: float, fresh: bool) -> None:
+    """Poll the folder until ``trigger`` happens (or the process ends), then sleep ``delay``."""
+    side = out.with_name(out.name + ".json")
+    ino = None if fresh else side.stat().st_ino
+    journal = out.with_name("." + out.name + ".commit")
+    while proc.poll() is None:
+        names = os.listdir(work)
+        if trigger == "part" and any(n.endswith(".part") for n in names):
+            break
+        if trigger == "committed" and (journal.name in names or (side.name in names and (
+                fresh or _ino(side) != ino))):
+            break
+        time.sleep(0.002)
+    time.sleep(delay)
+
+
+def _ino(p: Path) -> int | None:
+    try:
+        return p.stat().st_ino
+    except OSError:
+        return None
+
+
 @pytest.fixture(scope="module")
 def big(tmp_path_factory) -> Path:
     from openbook.data.synthetic import synthetic_census
 
     folder = tmp_path_factory.mktemp("big")
     path = folder / "big.parquet"
-    synthetic_census(1_000_000, seed=0).to_parquet(path, index=False)
+    synthetic_census(1_000_000, seed=0)[["age", "sex", "race", "occupation"]].to_parquet(path, index=False)
     return path
 
 
 @pytest.mark.slow
 def test_kill_9_leaves_the_old_release_or_the_new_one(big, tmp_path):
-    states = {}
+    states, duration = {}, 0.0
     for name, levels in (("old", OLD), ("new", NEW)):
         d = tmp_path / name
         d.mkdir()
         t0 = time.perf_counter()
-        assert _anonymize(big, d / "out.csv", levels).wait() == 0
-        states[name] = (_state(d), time.perf_counter() - t0)
-    old, new = states["old"][0], states["new"][0]
-    duration = states["new"][1]
+        assert _anonymize(big, d / OUT, levels).wait() == 0
+        duration = time.perf_counter() - t0
+        states[name] = _state(d)
+    assert states["old"] != states["new"] and sorted(states["new"]) == [OUT, OUT + ".json"]
     rng = np.random.default_rng(20261124)
     outcomes = {"old": 0, "new": 0, "none": 0}
-    for i in range(KILLS):
-        work = tmp_path / f"run{i}"
-        fresh = i % 2 == 0  # half onto a fresh path, half over the old release with --force
+    aimed = killed = attempts = 0
+    while killed < KILLS:
+        attempts += 1
+        assert attempts <= 2 * KILLS, f"only {killed} of {attempts} attempts killed a running anonymize"
+        work = tmp_path / f"run{attempts}"
+        fresh = attempts % 4 < 2  # half onto a fresh path, half over the old release with --force
         if fresh:
             work.mkdir()
         else:
             shutil.copytree(tmp_path / "old", work)
-        proc = _anonymize(big, work / "out.csv", NEW, *([] if fresh else ["--force"]))
-        time.sleep(float(rng.uniform(0.4, 1.05)) * duration)
+        out = work / OUT
+        trigger = TRIGGERS[attempts % len(TRIGGERS)]
+        proc = _anonymize(big, out, NEW, *([] if fresh else ["--force"]))
+        if trigger == "random":
+            time.sleep(float(rng.uniform(0.05, 0.95)) * duration)
+        else:  # the write phase comes last: poll the folder from a third of the run on
+            time.sleep(0.3 * duration)
+            _wait_for(proc, work, out, trigger, float(rng.uniform(0.0, 0.03)) if trigger == "part" else 0.0, fresh)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
-        with folder_lock(work):  # what every openbook command does before it reads
-            recover(work / "out.csv")
-        got = _state(work)
-        if got == new:
-            outcomes["new"] += 1
-        elif not fresh and got == old:
-            outcomes["old"] += 1
-        elif fresh and got == {}:
-            outcomes["none"] += 1
+        was_killed = proc.returncode == -signal.SIGKILL
+        code, err = _check(out)
+        got = _state(work)  # after the check: no temporary, no journal may remain
+        if code == 0 and got == states["new"]:
+            outcome = "new"
+        elif code == 0 and not fresh and got == states["old"]:
+            outcome = "old"
+        elif code == 2 and fresh and got == {} and "no such file" in err:
+            outcome = "none"
         else:
-            pytest.fail(f"kill {i} ({'fresh' if fresh else 'overwrite'}) left a mixed state: {sorted(got)}")
+            pytest.fail(f"attempt {attempts} ({'fresh' if fresh else 'overwrite'}, {trigger}, exit "
+                        f"{proc.returncode}): check exited {code} ({err.strip()}) on {sorted(got)}")
+        if was_killed:
+            killed += 1
+            outcomes[outcome] += 1
+            aimed += trigger != "random"
         shutil.rmtree(work)
-    # the kills must have hit both sides of the commit for the test to mean something
-    assert outcomes["new"] >= 1 and outcomes["old"] + outcomes["none"] >= 1, outcomes
+    # real kills hit both sides of the commit, and a good share was aimed at the write phase
+    assert outcomes["new"] >= 1 and outcomes["old"] >= 1 and outcomes["none"] >= 1, outcomes
+    assert aimed >= KILLS // 3, (aimed, outcomes)
 
 
 def test_check_refuses_a_torn_pair(tmp_path, capsys, small_frame):

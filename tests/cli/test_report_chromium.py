@@ -77,5 +77,8 @@ def test_report_renders_in_chromium(capsys, tmp_path, small_frame):
     assert f"{summary.max_risk_multiple:.4g}" in dom
     assert f"{summary.max_posterior:.4g}" in dom
     assert f"{il:.4g}" in dom
-    assert f"{rel.meta['n_input']:,}" in dom
+    assert f"<th>rows in</th><td>{len(small_frame):,}</td>" in dom  # |T|: the original given to the report
+    # the unresolved count as failing: the share is "vulnerable or unresolved", with both counts beside it
+    assert (f"{summary.vulnerable_fraction:.2%} ({summary.n_vulnerable:,} vulnerable, "
+            f"{summary.n_unresolved:,} unresolved)") in dom
     assert np.isfinite(il)

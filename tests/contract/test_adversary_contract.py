@@ -1,16 +1,15 @@
 """One contract every registered adversary honours (as the anonymizers' contract test does):
 the registry lists them in order; same parameters → same posteriors; the release and the
 original are left untouched; posteriors are probabilities, summing to 1 over the SA per
-person when every SA value is a target; unresolved people are reported and fail the
-certificate; each adversary's figures sit beside the baseline's on the same people.
-And where the adversary knows the algorithm, the posterior equals a brute force over every
-possible world on tiny tables — including the absent people's."""
+person when every SA value is a target, and complementary for a set and its complement;
+unresolved people are reported and fail the certificate; each adversary's figures sit beside
+the baseline's on the same people, in the certificate and on the report page; no algorithm
+of the catalog passes without an adversary that knows it. The agreement of every adversary
+with a brute force over possible worlds is test_adversary_brute_force.py."""
 
 from __future__ import annotations
 
 import copy
-import itertools
-from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -21,7 +20,6 @@ from openbook.attacks.adversary import ADVERSARY_NAMES, adversaries, make_advers
 from openbook.certificate import certify
 from openbook.data.schema import Schema
 from openbook.data.table import encode
-from openbook.hierarchy.builders import from_mapping
 from openbook.models import make_model
 from openbook.release import load_release, save_release
 
@@ -86,9 +84,41 @@ def test_contract(name):
     if a.targets == [str(v) for v in dom.values]:
         rows = np.isfinite(a.posterior).all(axis=1)
         np.testing.assert_allclose(a.posterior[rows].sum(axis=1), 1.0, atol=1e-9)
-    s = a.summary(l=a.l or 2)
-    base = make_adversary("baseline").run(release, original=original).summary(l=a.l or 2)
-    assert s.n_tuples >= 0 and base.n_tuples == original.n_rows  # beside the baseline, on the same people
+    # the certificate puts the baseline's max posterior over the same people beside this one's
+    target = 1.0 if adv.disclosure == "attribute" else None
+    cert = certify(release, original=original, earlier=earlier, adversaries=[name], max_risk=target,
+                   max_reid_risk=None if target else 1.0)
+    (f,) = [f for f in cert.findings if f.adversary == name]
+    base = cert.results["baseline"]
+    if name != "baseline":
+        bb = base.max_bound()
+        same = ~np.isnan(a.max_bound()) & ~a.unresolved_mask() if a.n_tuples == base.n_tuples else np.ones_like(bb, bool)
+        want = bb[same & ~np.isnan(bb)].max()
+        assert f.baseline_max_posterior == pytest.approx(float(want))
+    assert f.max_posterior == pytest.approx(float(np.nanmax(a.max_bound()[~a.unresolved_mask()])))
+
+
+def _complement_case(name: str):
+    """A release whose model protects the set ``sens``; the schema also names its complement."""
+    schema = Schema.build(qi=["age:numeric", "zip", "sex"], sa="disease",
+                          sensitive_sets={"sens": ["hiv", "cancer"], "rest": ["flu", "cold"]})
+    t = encode(_frame(3), schema)
+    model = make_model("simple-l=2,set=sens,set-mode=total")
+    algo = {"baseline": "set-anatomy", "replay": "gg", "minimality": "full-domain-search"}[name]
+    return make_algorithm(algo, model=model, seed=1).anonymize(t), t
+
+
+@pytest.mark.parametrize("name", ["baseline", "replay", "minimality"])
+def test_a_set_and_its_complement_are_complementary(name):
+    """For set targets the posteriors cannot sum to 1 over the SA; instead the posterior of a
+    set and of its complement, from the same adversary on the same release, add up to 1."""
+    release, t = _complement_case(name)
+    a = make_adversary(name, sensitive_set="sens").run(release, original=t)
+    b = make_adversary(name, sensitive_set="rest").run(release, original=t)
+    assert a.targets == ["set:sens"] and b.targets == ["set:rest"]
+    rows = np.isfinite(a.posterior[:, 0])
+    assert rows.sum() > 0 and np.array_equal(rows, np.isfinite(b.posterior[:, 0]))
+    np.testing.assert_allclose(a.posterior[rows, 0] + b.posterior[rows, 0], 1.0, atol=1e-9)
 
 
 def test_unresolved_people_are_reported_and_fail_the_certificate():
@@ -99,6 +129,10 @@ def test_unresolved_people_are_reported_and_fail_the_certificate():
                    params={"minimality": {"max_states": 1}}, max_risk=1.0)
     (f,) = [f for f in cert.findings if f.adversary == "minimality"]
     assert f.n_unresolved > 0 and not f.passes and cert.verdict == "fail"  # unknown is not safe
+    # every headline counts them as failing: the share is "vulnerable or unresolved"
+    s = res.summary(l=2)
+    assert s.n_failing == s.n_vulnerable + s.n_unresolved
+    assert s.vulnerable_fraction >= s.n_unresolved / (s.n_published + s.n_absent_evaluated)
 
 
 def test_a_loaded_release_gives_the_publishers_posteriors(tmp_path):
@@ -117,108 +151,6 @@ def test_a_loaded_release_gives_the_publishers_posteriors(tmp_path):
                                    atol=1e-12)
 
 
-# ---------------------------------------------------------------------------------------
-# brute force over possible worlds
-# ---------------------------------------------------------------------------------------
-def _worlds_within_groups(sa: np.ndarray, group: np.ndarray):
-    """Every distinct assignment of each group's SA multiset to its members."""
-    groups = [np.flatnonzero(group == g) for g in range(int(group.max()) + 1)]
-    per = [sorted(set(itertools.permutations(sa[rows].tolist()))) for rows in groups]
-    for combo in itertools.product(*per):
-        world = sa.copy()
-        for rows, vals in zip(groups, combo):
-            world[rows] = vals
-        yield world
-
-
-def _same_partition(a: np.ndarray, b: np.ndarray) -> bool:
-    return pd.factorize(a)[0].tolist() == pd.factorize(b)[0].tolist() and np.array_equal(a < 0, b < 0)
-
-
-def _tiny(seed: int, n: int = 8):
-    rng = np.random.default_rng(seed)
-    df = pd.DataFrame({"age": rng.permutation(np.arange(20, 20 + n)), "sex": rng.choice(["F", "M"], n),
-                       "disease": rng.choice(["flu", "hiv", "cold"], n, p=[0.45, 0.25, 0.3])})
-    return encode(df, Schema.build(qi=["age:numeric", "sex"], sa="disease"))
-
-
-@pytest.mark.parametrize("algo, params", [("gg", {}), ("sg", {}), ("mondrian", {"strict": True})])
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_replay_adversary_equals_brute_force(algo, params, seed):
-    from openbook.attacks.replay import _with_sa
-
-    t = _tiny(seed)
-    model = make_model("l=2")
-    release = make_algorithm(algo, model=model, **params).anonymize(t)
-    part = release.partition.group
-    hits = np.zeros((t.n_rows, t.sa_domain.n_values))
-    total = 0
-    for world in _worlds_within_groups(t.sa_codes.astype(np.int64), part):
-        w = _with_sa(t, world)
-        try:
-            g = make_algorithm(algo, model=model, **params).partition(w).group
-        except Exception:  # noqa: BLE001 - the algorithm refuses this world: it excludes it
-            continue
-        if _same_partition(g, part):
-            total += 1
-            hits[np.arange(t.n_rows), world] += 1
-    brute = hits / total
-    res = make_adversary("replay", worlds=20_000).run(release, original=t)
-    names = [str(v) for v in t.sa_domain.values]
-    cols = [res.targets.index(v) for v in names]
-    np.testing.assert_allclose(res.posterior[:, cols], brute, atol=1e-9)
-
-
-def test_absent_peoples_posterior_equals_brute_force():
-    """Full-domain with a suppression budget withholds whole classes that fail the model; the
-    adversary knows who is absent. Enumerate every SA assignment of everyone (i.i.d. prior =
-    the published distribution), keep those the algorithm turns into this release (the same
-    published classes and the same absent people), and compare the absent people's posterior."""
-    h = from_mapping({"z1": "Z", "z2": "Z", "z3": "Z", "Z": "*"}, "zip")
-    df = pd.DataFrame({"zip": ["z1", "z1", "z1", "z2", "z2", "z2", "z3"],
-                       "disease": ["flu", "cold", "hiv", "flu", "cold", "hiv", "hiv"]})
-    schema = Schema.build(qi=["zip"], sa="disease", sensitive_sets={"s": ["hiv"]})
-    t = encode(df, schema, {"zip": h})
-    model = make_model("simple-l=2,set=s")
-    algo = make_algorithm("full-domain", model=model, levels=[0], max_suppression=0.3)
-    release = algo.anonymize(t)
-    absent = np.flatnonzero(release.partition.group < 0)
-    assert absent.tolist() == [6]  # the lone z3 person: a class of one fails unless not hiv
-    counts, dom = release.sa_counts()
-    prior = {str(v): Fraction(int(c), int(counts.sum())) for v, c in zip(dom.values, counts.sum(axis=0))}
-    from openbook.attacks.replay import _with_sa
-
-    values = [str(v) for v in t.sa_domain.values]
-    num = {v: Fraction(0) for v in values}
-    den = Fraction(0)
-    pub_classes = sorted(sorted(release.data["disease"][release.data["zip"] == z].tolist())
-                         for z in release.data["zip"].unique())
-    for world in itertools.product(range(len(values)), repeat=t.n_rows):
-        w = np.asarray(world)
-        weight = Fraction(1)
-        for code in w:
-            weight *= prior.get(values[code], Fraction(0))
-        if weight == 0:
-            continue
-        try:
-            rel_w = make_algorithm("full-domain", model=model, levels=[0], max_suppression=0.3).anonymize(_with_sa(t, w))
-        except Exception:  # noqa: BLE001 - over the budget: this world yields no release
-            continue
-        same = (rel_w.partition.group < 0).tolist() == (release.partition.group < 0).tolist() and sorted(
-            sorted(rel_w.data["disease"][rel_w.data["zip"] == z].tolist()) for z in rel_w.data["zip"].unique()
-        ) == pub_classes
-        if same:
-            den += weight
-            for i in absent:
-                num[values[w[i]]] += weight
-    brute = {v: num[v] / den for v in values}
-    res = make_adversary("replay").run(release, original=t)
-    got = dict(zip(res.targets, res.posterior[absent[0]]))
-    for target, p in got.items():
-        want = brute[target[4:]] if not target.startswith("set:") else brute["hiv"]
-        assert p == pytest.approx(float(want), abs=1e-12), (target, p, want)
-
-
 def test_art_absence_reveals_sensitivity():
     """ART withholds only sensitive seeds it cannot make r-robust: their absence says they are
     sensitive. The certificate must see it (the audit used to report 0 % vulnerable)."""
@@ -230,3 +162,120 @@ def test_art_absence_reveals_sensitivity():
     assert np.allclose(res.posterior[absent, set_col], 1.0)
     cert = certify(release, original=original)
     assert cert.verdict == "fail"
+
+
+# ---------------------------------------------------------------------------------------
+# the certificate: no pass without an adversary who knows the algorithm
+# ---------------------------------------------------------------------------------------
+#: a small release of every algorithm of the catalog (its model and parameters)
+_SET_ALGOS = {"mask", "art", "art-exact", "set-anatomy", "injector"}
+_PARAMS = {"full-domain": {"levels": [2, 1, 1]}, "art": {"r": 2, "min_support": 2, "max_suppression": 0.5},
+           "art-exact": {"r": 2, "min_support": 2, "max_suppression": 0.5}, "mask": {"k": 4},
+           "anatomize": {"base": "mondrian"}, "mondrian": {"strict": True}}
+#: the algorithms whose release an adversary that knows the algorithm certifies (on this table)
+KNOWN = {"gg", "rgg", "sg", "mondrian", "anatomy", "base-ana", "set-anatomy", "full-domain"}
+
+
+def _release_of(name: str, t):
+    model = make_model("simple-l=2,set=sens" if name in _SET_ALGOS else "l=2")
+    return make_algorithm(name, model=model, seed=1, **_PARAMS.get(name, {})).anonymize(t)
+
+
+@pytest.mark.parametrize("name", sorted(__import__("openbook.algorithms.catalog", fromlist=["CATALOG"]).CATALOG))
+def test_no_catalog_algorithm_passes_without_an_adversary_that_knows_it(name):
+    """With the target at 1 nobody can be above it: the verdict is pass exactly when an
+    adversary declared to know the algorithm ran and resolved everyone; for MASK, ART,
+    Injector, anatomization of an SA-dependent base and a full-domain search too large to
+    re-run, it is not pass (unknown is not safe)."""
+    from openbook.attacks.awareness import awareness
+
+    t = encode(_frame(3), SCHEMA)
+    release = _release_of(name, t)
+    who, why = awareness(release)
+    cert = certify(release, original=t, max_risk=1.0)
+    assert cert.aware == {"adversary": who, "reason": why}
+    if cert.verdict == "pass":
+        (f,) = [f for f in cert.findings if f.adversary == who]
+        assert f.ran and f.knows_algorithm and make_adversary(who).knows_algorithm(release)
+    else:
+        assert who is None or any(f.adversary == who and not f.passes for f in cert.findings), cert.headline()
+    assert (name in KNOWN) == (who is not None), (name, why)
+    assert (cert.verdict == "pass") == (name in KNOWN), cert.headline()
+
+
+def test_named_adversaries_without_the_one_that_knows_the_algorithm_do_not_pass():
+    t = encode(_frame(3), SCHEMA)
+    release = _release_of("gg", t)
+    cert = certify(release, original=t, adversaries=["baseline"], max_risk=1.0)
+    assert cert.verdict == "fail" and "did not run" in cert.unaware()
+    assert certify(release, original=t, adversaries=["replay"], max_risk=1.0).verdict == "pass"
+
+
+def test_refusal_names_the_adversary_the_people_the_worst_posterior_and_the_unresolved():
+    """One line: the worst adversary, how many people above the target, its worst posterior
+    beside the baseline's, and its unresolved people — never the unresolved alone."""
+    from openbook.certificate import refusal
+
+    original = encode(_frame(0, n=60), SCHEMA)
+    release = make_algorithm("full-domain-search", model=make_model("l=2")).anonymize(original)
+    # a state budget that leaves some classes unresolved while others are above the target
+    cert = certify(release, original=original, adversaries=["baseline", "minimality"],
+                   params={"minimality": {"max_states": 30}}, max_risk=0.4)
+    (f,) = [f for f in cert.findings if f.adversary == "minimality"]
+    assert f.n_unresolved > 0 and f.n_above > 0
+    msg = str(refusal(cert))
+    assert "\n" not in msg
+    worst = cert.worst()
+    assert (f"the {worst.adversary} adversary puts {worst.n_above} of {worst.n_people} people above 0.4 "
+            f"(worst posterior {worst.max_posterior:.4g}") in msg and worst.n_above > 0
+    assert f"{f.n_unresolved} unresolved" in msg
+    only = certify(release, original=original, adversaries=["minimality"],
+                   params={"minimality": {"max_states": 30}}, max_risk=0.8)  # the baseline passes at 0.8
+    (g,) = [x for x in only.findings if x.adversary == "minimality"]
+    assert g.n_unresolved > 0
+    msg = str(refusal(only))
+    assert (f"the minimality adversary puts {g.n_above} of {g.n_people} people above 0.8 (worst posterior "
+            f"{g.max_posterior:.4g}) and leaves {g.n_unresolved} unresolved (unknown is not safe); the baseline's "
+            f"worst posterior for them is {g.baseline_max_posterior:.4g}") in msg
+    mask = _release_of("mask", encode(_frame(3), SCHEMA))
+    msg = str(refusal(certify(mask, original=encode(_frame(3), SCHEMA))))
+    assert "no adversary knows the release's algorithm" in msg and "worst posterior" in msg
+
+
+def test_an_adversary_that_knows_the_algorithm_can_be_less_sure_than_the_baseline():
+    """Worlds the algorithm excludes move probability between the members of a class: the
+    replay adversary is *less* sure than the baseline about some people. The certificate
+    reports each adversary's own maximum, never the larger of the two."""
+    t = encode(_frame(3), SCHEMA)
+    release = make_algorithm("gg", model=make_model("l=2")).anonymize(t)
+    cert = certify(release, original=t, max_risk=1.0)
+    replay, base = cert.results["replay"], cert.results["baseline"]
+    cols = [base.targets.index(x) for x in replay.targets]
+    diff = replay.posterior - base.posterior[:, cols]
+    assert np.nanmin(diff) < -1e-6 and np.nanmax(diff) > 1e-6
+    (f,) = [f for f in cert.findings if f.adversary == "replay"]
+    assert f.max_posterior == pytest.approx(float(np.nanmax(replay.max_bound())))
+
+
+def test_the_report_shows_the_baseline_beside_every_adversary():
+    from openbook.report.html import build_report
+
+    t = encode(_frame(3), SCHEMA)
+    release = make_algorithm("gg", model=make_model("l=2")).anonymize(t)
+    page = build_report(release, table=t, n_queries=20)
+    cert = certify(release, original=t)
+    assert "baseline&#x27;s max posterior (same people)" in page or "baseline's max posterior (same people)" in page
+    for f in cert.findings:
+        assert f"<td>{f.max_posterior:.4g}</td><td>{f.baseline_max_posterior or f.max_posterior:.4g}</td>" in page
+
+
+def test_same_seed_same_sampled_posteriors_and_another_seed_other_ones():
+    """Sampled replay (every unit over the exact limit): the world seed fixes the posteriors."""
+    t = encode(_frame(6, n=60), SCHEMA)
+    release = make_algorithm("rgg", model=make_model("l=2"), p=0.5, seed=3).anonymize(t)
+    run = lambda seed: make_adversary("replay", exact_limit=1, worlds=300, world_seed=seed).run(  # noqa: E731
+        release, original=t)
+    a, b, c = run(4), run(4), run(5)
+    assert a.stderr is not None and np.nanmax(a.stderr) > 0  # really sampled
+    np.testing.assert_array_equal(a.posterior, b.posterior)
+    assert not np.allclose(a.posterior, c.posterior, equal_nan=True)

@@ -2,8 +2,9 @@
 published rows. Row order and GIDs are a function of the published content (a shuffled
 copy re-canonicalizes to the same file); a hidden order of the input (rows sorted by a
 region that is not published, or by the SA of a bucketized release) is not recoverable from
-row positions; the sidecar carries no count of suppressed rows; files are bound to their
-sidecar by digests."""
+row positions; the sidecar carries no count of suppressed rows (unless the publisher opts in)
+and no dropped identifier names; every algorithm honours the default suppression budget;
+files are bound to their sidecar by digests."""
 
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ import pytest
 from openbook.algorithms.registry import all_algorithms, make_algorithm
 from openbook.data.schema import Schema
 from openbook.data.table import encode
-from openbook.errors import DataError
+from openbook.errors import DataError, InfeasibleError, OpenbookError
 from openbook.models import make_model
 from openbook.release import Partition, build_release, load_release, save_release
-from openbook.release.io import sidecar_path, sa_table_path
+from openbook.release.io import sa_table_path, sidecar_path
+from openbook.release.sidecar import self_digest
 from openbook.release.release import GID, canonical_form
 
 NAMES = sorted(all_algorithms())
@@ -107,42 +109,169 @@ def test_the_input_order_would_have_leaked():
 
 
 def test_sidecar_says_nothing_about_suppressed_rows(tmp_path):
-    """7 rows, one 'hiv' row suppressed: no 'hiv' and no per-value count in the sidecar."""
+    """7 rows, one 'hiv' row suppressed: no 'hiv', no per-value count and no input count in
+    the sidecar; the publisher who opts in publishes the counts, and they must add up."""
     df = pd.DataFrame({"zip": ["1", "1", "1", "2", "2", "2", "3"],
                        "disease": ["flu", "cold", "flu", "cold", "flu", "cold", "hiv"]})
     t = encode(df, Schema.build(qi=["zip"], sa="disease"))
     g = np.array([0, 0, 0, 1, 1, 1, -1])
     rel = build_release(t, Partition(g, 2), model=make_model("l=2"))
+    assert rel.meta["n_input"] == 7 and rel.meta["n_suppressed"] == 1  # the publisher knows
     save_release(rel, tmp_path / "r.csv")
     text = sidecar_path(tmp_path / "r.csv").read_text()
     assert "hiv" not in text and "sa_reference" not in text
     meta = json.loads(text)
-    assert meta["n_input"] == 7 and meta["n_suppressed"] == 1  # |T| is public (paper 004 K2)
+    assert "n_input" not in meta and "n_suppressed" not in meta and "publish" not in meta
+    assert meta["n_published"] == 6
     back = load_release(tmp_path / "r.csv")
     counts, dom = back.sa_counts()
     assert list(dom.values) == ["cold", "flu"] and dom.global_counts.tolist() == [3, 3]
+    # opted in: the counts are published, marked as the publisher's choice, and checked on load
+    save_release(rel, tmp_path / "o.csv", publish_suppressed_count=True)
+    meta = json.loads(sidecar_path(tmp_path / "o.csv").read_text())
+    assert (meta["n_input"], meta["n_suppressed"], meta["publish"]) == (7, 1, {"suppressed_count": True})
+    assert load_release(tmp_path / "o.csv").meta["n_suppressed"] == 1
+    meta["n_suppressed"] = 2
+    meta["digest"] = self_digest(meta)
+    sidecar_path(tmp_path / "o.csv").write_text(json.dumps(meta))
+    with pytest.raises(DataError, match="rows lost"):
+        load_release(tmp_path / "o.csv")
+
+
+def _skewed(seed: int, n: int = 240) -> pd.DataFrame:
+    """A table whose SA is too skewed for ℓ=2: the skew step must withhold records."""
+    df = frame(seed, n).drop(columns=["region"])
+    rng = np.random.default_rng(seed)
+    df["disease"] = rng.choice(["flu", "hiv", "cold", "cancer", "none"], n, p=[0.62, 0.12, 0.1, 0.08, 0.08])
+    return df
+
+
+def _walk(o, path=""):
+    """Every (path, key, value) of a JSON document, nested dicts and lists included."""
+    if isinstance(o, dict):
+        for k, v in o.items():
+            yield f"{path}.{k}", k, v
+            yield from _walk(v, f"{path}.{k}")
+    elif isinstance(o, list):
+        for i, v in enumerate(o):
+            yield f"{path}[{i}]", None, v
+            yield from _walk(v, f"{path}[{i}]")
+
+
+def numbers(o):
+    """Every number of a JSON document with its path (booleans are not numbers)."""
+    for path, _, v in _walk(o):
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            yield path, v
+
+
+#: key fragments that name a count of rows not published (``max_suppression``, a parameter, aside)
+COUNT_KEYS = ("suppress", "absent", "withheld", "n_input", "n_people", "dropped", "tail_rows", "n_seeds")
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_sidecar_holds_no_count_of_suppressed_rows(name, tmp_path):
-    rel = release_of(name, frame(6))
-    save_release(rel, tmp_path / "r.csv")
-    meta = json.loads(sidecar_path(tmp_path / "r.csv").read_text())
-    assert "sa_reference" not in meta and "dropped_columns" not in meta and "source" not in meta
+    """Every algorithm after the skew step (R-suppression withholds a randomized number of
+    records, paper 004), certified: no key anywhere in the sidecar names a count of
+    unpublished rows, and no number in it equals the suppressed count, the withheld count,
+    the anonymizer's own suppressed count, the input's row count or the suppression rate."""
+    from openbook.certificate import certify_release
+    from openbook.pipeline import anonymize_skewed
 
-    def numbers(o):
-        if isinstance(o, dict):
-            for v in o.values():
-                yield from numbers(v)
-        elif isinstance(o, list):
-            for v in o:
-                yield from numbers(v)
-        elif isinstance(o, (int, float)) and not isinstance(o, bool):
-            yield o
-    # no list of per-value counts adding up to the input
-    for lst in [v for v in meta.values() if isinstance(v, list)]:
-        ints = [x for x in lst if isinstance(x, int)]
-        assert not (len(ints) > 1 and sum(ints) == meta["n_input"])
+    t = encode(_skewed(6), SCHEMA)
+    model = make_model(MODELS.get(name, "l=2"))
+    algo = make_algorithm(name, model=model, seed=5, **EXTRA.get(name, {}))
+    try:
+        rel = anonymize_skewed(t, model, algo, skew="r-suppression", seed=3)
+    except OpenbookError as exc:  # an algorithm that cannot publish this table: refused, nothing to check
+        pytest.fail(f"{name} refused the skewed table: {exc}")
+    certify_release(rel, original=t, enforce=False)
+    m = rel.meta
+    assert m["n_suppressed"] > 0 and m["skew"]["n_suppressed"] > 0  # the setup withholds rows
+    secret = {m["n_input"], m["n_suppressed"], m["skew"]["n_suppressed"]}
+    own = m["n_suppressed"] - m["skew"]["n_suppressed"]
+    if own:
+        secret.add(own)
+    secret |= {f["n_absent"] for f in m["certificate"]["adversaries"] if f.get("n_absent")}
+    # counts below 10 are indistinguishable from levels, ℓ and the like: the key search covers them
+    secret = {v for v in secret if v >= 10}
+    assert m["n_input"] in secret and m["skew"]["n_suppressed"] in secret
+    rates = {m["n_suppressed"] / m["n_input"], m["skew"]["n_suppressed"] / m["n_input"]}
+    save_release(rel, tmp_path / "r.csv")
+    side = json.loads(sidecar_path(tmp_path / "r.csv").read_text())
+    assert "sa_reference" not in side and "dropped_columns" not in side and "publish" not in side
+    for path, key, _ in _walk(side):
+        if key is not None and key != "max_suppression":
+            assert not any(frag in key for frag in COUNT_KEYS), f"{name}: the sidecar's {path} names unpublished rows"
+    for path, v in numbers(side):
+        assert v not in secret, f"{name}: {path} = {v} equals a count of unpublished rows {sorted(secret)}"
+        assert not any(abs(v - r) < 5e-7 for r in rates), f"{name}: {path} = {v} is the suppression rate"
+    back = load_release(tmp_path / "r.csv")  # and the release still loads and verifies
+    assert back.n_published == m["n_published"] and "n_input" not in back.meta
+    # the same release, the counts opted in: they are there (so the search above can see them)
+    save_release(rel, tmp_path / "o.csv", publish_suppressed_count=True)
+    opted = json.loads(sidecar_path(tmp_path / "o.csv").read_text())
+    assert opted["n_input"] == m["n_input"] and any(v == m["n_suppressed"] for _, v in numbers(opted))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_default_budget_suppresses_nothing(name):
+    """At the default suppression budget (0) every algorithm publishes every row, or refuses
+    naming the budget it would need (ART once dropped 13 % of a table, only sensitive people,
+    at budget 0). The table is built so that some algorithms must refuse."""
+    rng = np.random.default_rng(11)
+    n = 120
+    df = pd.DataFrame({"age": rng.integers(18, 80, n), "zip": rng.choice(["a", "b", "c"], n),
+                       "sex": rng.choice(["F", "M"], n),
+                       # nearly half sensitive: eligible, but tight for a grouping around sensitive people
+                       "disease": rng.choice(["hiv", "cancer", "flu", "cold"], n, p=[0.25, 0.22, 0.28, 0.25])})
+    t = encode(df, SCHEMA)
+    extra = {k: v for k, v in EXTRA.get(name, {}).items() if k != "max_suppression"}
+    if name == "full-domain":
+        extra["levels"] = [0, 0, 0]  # the finest node: its singleton classes fail the model
+    algo = make_algorithm(name, model=make_model(MODELS.get(name, "l=2")), seed=5, **extra)
+    assert float(getattr(algo, "max_suppression", 0.0)) == 0.0
+    try:
+        rel = algo.anonymize(t)
+    except InfeasibleError as exc:
+        assert "max-suppression" in str(exc) or "max_suppression" in str(exc), f"{name}: {exc}"
+        REFUSED.add(name)
+        return
+    assert rel.meta["n_suppressed"] == 0 and rel.n_published == n, f"{name} suppressed at budget 0"
+
+
+REFUSED: set[str] = set()
+
+
+def test_some_algorithm_refused_at_budget_0():
+    """The budget test exercises the refusal (runs after the per-algorithm cases)."""
+    for name in sorted(set(NAMES) - REFUSED):
+        test_the_default_budget_suppresses_nothing(name)
+    assert REFUSED >= {"full-domain"}, REFUSED
+
+
+def test_sidecar_names_agree_with_the_catalogs():
+    """The release layer's list of algorithm names and skew methods (it may not import the
+    algorithms) is the catalog's."""
+    from openbook.algorithms.suppression import METHODS
+    from openbook.release.sidecar import ALGORITHM_NAMES, SKEW_METHODS
+
+    assert ALGORITHM_NAMES == set(all_algorithms())
+    assert SKEW_METHODS == set(METHODS)
+
+
+def test_identifier_names_are_published_only_when_opted_in(tmp_path):
+    df = frame(8, n=40).drop(columns=["region"])
+    df["patient_ssn"] = [f"s{i}" for i in range(40)]
+    schema = Schema.build(qi=["age:numeric", "zip", "sex"], sa="disease", identifiers=["patient_ssn"])
+    rel = build_release(encode(df, schema), Partition(np.arange(40) // 5, 8), model=make_model("k=5"))
+    save_release(rel, tmp_path / "r.csv")
+    assert "patient_ssn" not in sidecar_path(tmp_path / "r.csv").read_text()
+    assert "patient_ssn" not in (tmp_path / "r.csv").read_text()
+    save_release(rel, tmp_path / "o.csv", publish_identifier_names=True)
+    meta = json.loads(sidecar_path(tmp_path / "o.csv").read_text())
+    assert meta["schema"]["identifiers"] == ["patient_ssn"] and meta["publish"] == {"identifier_names": True}
+    assert load_release(tmp_path / "o.csv").meta["schema"]["identifiers"] == ["patient_ssn"]
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
@@ -175,8 +304,8 @@ def test_digests_bind_data_and_sidecar(tmp_path, suffix, kind):
     # an edited count in the sidecar
     side = sidecar_path(path)
     meta = json.loads(side.read_text())
-    meta["n_suppressed"] += 1
-    meta["n_input"] += 1
+    meta["n_published"] += 1
+    meta["n_groups"] += 1
     side.write_text(json.dumps(meta))
     with pytest.raises(DataError, match="edited"):
         load_release(path)

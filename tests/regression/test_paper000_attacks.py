@@ -4,7 +4,7 @@ regression tests of the replay adversary (attacks/replay.py, attacks/closed_form
 from __future__ import annotations
 
 from fractions import Fraction
-from math import e
+from math import comb, e
 
 import numpy as np
 import pytest
@@ -124,21 +124,89 @@ def test_theorem5_version_decision():
     assert np.nanmax(res.posterior) > cf.theorem5_printed_s32(l)
 
 
-def test_cormode2010_quick_figures(adult_frame):
-    """Quick variants of Fig. 3 and Fig. 4 (3,000 Adult rows): GG's max risk lies in
-    [2, e]·(1/ℓ) wherever a tuple is vulnerable (Theorem 6 and the 2/ℓ floor); Anatomy leaks
-    nothing (Claim 4); RGG's max risk falls as p grows. (SG is NOT within Theorem 5 here:
-    binary ℓ-diversity admits children smaller than ℓ — closed_forms docstring.)"""
-    from openbook.experiments.cormode2010_attack import run_fig3, run_fig4
+def _gg_bucket_posteriors_dp(l: int, m: int) -> list[Fraction]:
+    """p(b_i) of a GG group of m buckets of ℓ rows with m positives under binary
+    ℓ-diversity, by a forward-backward count over the positives per bucket — independent of
+    Eq. (7) and of ``closed_forms``: a world with ``n_i`` positives in bucket ``i`` has weight
+    ``Π C(ℓ, n_i)``; GG published the group iff every proper prefix of ``j`` buckets fails
+    (``Σ_{i<=j} n_i >= j + 1``) and the whole holds (``Σ n_i = m``); p(b_i) = E[n_i] / ℓ."""
+    ok = [lambda c, j=j: (c >= j + 1) if j < m else (c == m) for j in range(m + 1)]
+    fwd = [{0: 1}]
+    for j in range(1, m + 1):
+        nxt: dict[int, int] = {}
+        for c, w in fwd[-1].items():
+            for k in range(l + 1):
+                if ok[j](c + k):
+                    nxt[c + k] = nxt.get(c + k, 0) + w * comb(l, k)
+        fwd.append(nxt)
+    bwd = [dict() for _ in range(m + 1)]
+    bwd[m] = {m: 1}
+    for j in range(m - 1, -1, -1):
+        bwd[j] = {c: sum(comb(l, k) * bwd[j + 1].get(c + k, 0) for k in range(l + 1)) for c in fwd[j]}
+    z = fwd[m][m]
+    return [Fraction(sum(w * comb(l, k) * k * bwd[i].get(c + k, 0) for c, w in fwd[i - 1].items()
+                         for k in range(l + 1) if c + k in fwd[i]), z * l) for i in range(1, m + 1)]
 
+
+#: the quick Fig. 3 (first 3,000 Adult rows), derived below: (ℓ, value) -> (vulnerable rows,
+#: max risk × ℓ, buckets of the worst group)
+QUICK_FIG3 = {(3, "Tech-support"): (18, Fraction(2), 2), (3, "Craft-repair"): (234, Fraction(57, 26), 7),
+              (6, "Tech-support"): (60, Fraction(24, 11), 3),
+              (6, "Craft-repair"): (906, Fraction(8140011, 3301259), 37)}
+
+
+def test_cormode2010_quick_fig3_exact(adult_frame):
+    """Quick Fig. 3 (paper 000 §5.1; 3,000 Adult rows, ℓ = 3, 6) pinned exactly. The replay is
+    exact there (no unit sampled); the expected values are derived here independently of it:
+    from the published GG groups alone (m full buckets, which must hold m positives), each
+    bucket's posterior by the forward-backward count above; vulnerable rows are those of
+    buckets above 1/ℓ; the max risk is ℓ·p(b_1) of the longest group, which equals
+    Theorem 6's closed form Π_{j<ℓ} (mℓ-1-j)/(mℓ-m-j). (The audit's 1862533/755368 for
+    ℓ = 6, Craft-repair is a rational approximation of the float; the exact value is
+    8140011/3301259, m = 37.)"""
+    from openbook.experiments.cormode2010_attack import SETS, adult_table, run_fig3
+
+    for l, m in [(3, 2), (3, 7), (6, 3), (6, 5)]:  # the count agrees with the enumeration of sequences
+        assert _gg_bucket_posteriors_dp(l, m) == cf.gg_bucket_posteriors(l, m)
+    table = adult_table(3000)
+    derived = {}
+    for (l, sv) in QUICK_FIG3:
+        part = make_algorithm("gg", model=make_model(f"simple-l={l},set={SETS[sv]}"), tail="drop").partition(table)
+        code = list(table.sa_domain.values).index(sv)
+        vulnerable, best, best_m = 0, Fraction(0), 0
+        for g in range(part.n_groups):
+            rows = np.flatnonzero(part.group == g)
+            m, positives = divmod(rows.size, l)[0], int((table.sa_codes[rows] == code).sum())
+            assert rows.size == m * l and (positives == m if m >= 2 else positives <= 1)
+            if m < 2:
+                continue  # one bucket, at most one positive: posterior <= 1/ℓ
+            post = _gg_bucket_posteriors_dp(l, m)
+            vulnerable += l * sum(p > Fraction(1, l) for p in post)
+            if l * post[0] > best:
+                best, best_m = l * post[0], m
+        assert best == l * cf.gg_p_b1(l, best_m)  # Theorem 6
+        derived[(l, sv)] = (vulnerable, best, best_m)
+    assert derived == QUICK_FIG3
     f3 = run_fig3(quick=True, seed=0)
     main = f3.tables["main"]
-    assert list(main.columns) == ["l", "sensitive_value", "vulnerable_fraction", "max_risk_multiple"]
-    vul = main[main["vulnerable_fraction"] > 0]
-    assert len(vul) >= 3
-    assert ((vul["max_risk_multiple"] >= 2 - 1e-9) & (vul["max_risk_multiple"] < e)).all()
+    assert list(main.columns) == ["l", "sensitive_value", "vulnerable_fraction", "max_risk_multiple",
+                                  "worst_group_buckets", "theorem6_multiple", "limit_multiple"]
+    assert len(main) == len(derived)
+    for row in main.itertuples():
+        vulnerable, best, m = derived[(row.l, row.sensitive_value)]
+        assert row.vulnerable_fraction == pytest.approx(vulnerable / 3000, abs=1e-15)
+        assert row.max_risk_multiple == pytest.approx(float(best), abs=1e-12)
+        assert row.worst_group_buckets == m and row.theorem6_multiple == pytest.approx(float(best), abs=1e-12)
+        assert row.limit_multiple == pytest.approx(float(Fraction(row.l, row.l - 1) ** (row.l - 1)), abs=1e-12)
+        assert best < Fraction(row.l, row.l - 1) ** (row.l - 1)  # below the fixed-ℓ limit
     oth = f3.tables["others"]
     assert (oth.loc[oth["algorithm"] == "anatomy", "vulnerable_fraction"] == 0).all()  # Claim 4
+
+
+def test_cormode2010_quick_fig4(adult_frame):
+    """Quick Fig. 4 (RGG(p), ℓ = 6): the max risk falls and the groups grow as p grows."""
+    from openbook.experiments.cormode2010_attack import run_fig4
+
     f4 = run_fig4(quick=True, seed=0).tables["main"]
     assert list(f4.columns) == ["p", "sensitive_value", "vulnerable_fraction", "max_risk_multiple", "avg_group_size"]
     for _, g in f4.groupby("sensitive_value"):

@@ -3,7 +3,10 @@ Theorems 4.4 / 4.5 — the paper's numbers, brute force, and seeded simulations.
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -114,21 +117,48 @@ def test_cor48_fails_when_beta_Q_is_not_an_integer():
     assert math.floor(1 / 0.15) == 6
 
 
-def test_greedy_is_optimal_among_contiguous_prop46():
-    rng = np.random.default_rng(3)
-    for _ in range(40):
-        n_q, n_s = int(rng.integers(2, 14)), int(rng.integers(2, 5))
-        P = rng.random((n_q, n_s)) ** 3
-        P /= P.sum()
-        l = int(rng.integers(1, n_s + 1))
-        pl = sorted_marginal(P)[l - 1]
-        p = pl * float(rng.uniform(0.05, 1.0))
-        cls, R = greedy_generalize(P, l=l, p=p)
-        assert R == _brute_max_contiguous(P, l, p)
-        # every QI is in a class and every class is admissible (the off-by-one fixed)
-        assert cls.min() == 0 and cls.max() == R - 1
-        cp = np.vstack([P[cls == k].sum(axis=0) for k in range(R)])
-        assert ((cp >= p * (1 - 1e-9)).sum(axis=1) >= l).all()
+def _max_contiguous_exact(W, l, k):
+    """Largest number of admissible contiguous classes covering all QIs, in integers: ``P = W/D``
+    and ``p = k/D``, a class is admissible when ``#{s : Σ_{q in class} W(q, s) >= k} >= ℓ``."""
+    n = W.shape[0]
+    cs = np.vstack([np.zeros(W.shape[1], dtype=np.int64), np.cumsum(W, axis=0)])
+    best = [-1] * (n + 1)
+    best[0] = 0
+    for e in range(1, n + 1):
+        for b in range(e):
+            if best[b] >= 0 and ((cs[e] - cs[b]) >= k).sum() >= l:
+                best[e] = max(best[e], best[b] + 1)
+    return best[n]
+
+
+#: (|Q|, |S|, weights 0..w-1 per cell): every matrix of weights, P = W / ΣW
+PROP46_GRID = [(2, 2, 3), (3, 2, 3), (2, 3, 3), (4, 2, 3), (3, 3, 2), (5, 2, 2), (6, 1, 3)]
+
+
+def test_greedy_is_optimal_among_contiguous_prop46_exhaustive():
+    """Proposition 4.6 on every rational P of ``PROP46_GRID`` (every weight matrix), every ℓ and
+    every threshold p that matters — each value ``P(q̄, s)`` of a contiguous block up to
+    ``p_ℓ`` (§4.3: "it suffices to vary p over … P(q̄, s)") — in exact integer arithmetic:
+    Greedy-Generalize (end-of-loop fixed) returns contiguous, admissible classes covering Q,
+    as many as the best contiguous partition (69,968 cases). Worst case found: no shortfall."""
+    n = 0
+    for n_q, n_s, w in PROP46_GRID:
+        for cells in itertools.product(range(w), repeat=n_q * n_s):
+            W = np.array(cells, dtype=np.int64).reshape(n_q, n_s)
+            D = int(W.sum())
+            if D == 0:
+                continue
+            marg = np.sort(W.sum(axis=0))[::-1]
+            cs = np.vstack([np.zeros(n_s, dtype=np.int64), np.cumsum(W, axis=0)])
+            sums = {int(x) for b in range(n_q) for e in range(b + 1, n_q + 1) for x in cs[e] - cs[b]}
+            for l in range(1, n_s + 1):
+                for k in sorted(x for x in sums if 0 < x <= marg[l - 1]):
+                    cls, R = greedy_generalize(W / D, l=l, p=k / D)
+                    assert R == _max_contiguous_exact(W, l, k), (W.tolist(), l, k)
+                    assert cls[0] == 0 and cls[-1] == R - 1 and set(np.diff(cls).tolist()) <= {0, 1}
+                    assert all(((W[cls == r].sum(axis=0)) >= k).sum() >= l for r in range(R))
+                    n += 1
+    assert n == 69968
 
 
 # --- Section 5 numbers --------------------------------------------------------------------
@@ -146,35 +176,99 @@ def test_section5_m_l_equals_inverse_p_uniform():
     assert p1 == pytest.approx(0.054, abs=5e-4)
 
 
-# --- Theorems 4.4 and 4.5 by simulation ----------------------------------------------------
-def test_thm44_thm45_violation_rates_within_bounds():
-    """ℓ = |S| makes the union bound nearly tight, so the test can fail: the rate must be ≤ δ
-    (+3 SE) but also close to it (≥ δ/2), and the linkage of t releases ≤ tδ."""
-    n_q, n_s, t = 40, 4, 3
-    P = _uniform(n_q, n_s)
-    plan = mech_l_delta(P, l=n_s, delta=0.1, beta=0.25)
-    sim = simulate_violations(plan, P, t=t, n_sims=4000, seed=11)
-    se1 = math.sqrt(plan.delta * (1 - plan.delta) / 4000)
-    assert sim["single_rate"] <= plan.delta + 3 * se1
-    assert sim["single_rate"] >= plan.delta / 2
-    set_ = math.sqrt(t * plan.delta * (1 - t * plan.delta) / 4000)
-    assert sim["linked_rate"] <= t * plan.delta + 3 * set_
-    # with a quarter of the samples the same classes violate far more often than δ
-    short = simulate_violations(plan, P, t=1, n_sims=2000, N=plan.N // 4, seed=12)
-    assert short["single_rate"] > plan.delta + 3 * math.sqrt(plan.delta * (1 - plan.delta) / 2000)
+# --- Theorems 4.4 and 4.5, exactly ------------------------------------------------------------
+def _support_law(w, N):
+    """``Pr[the set of non-empty cells is A] · D^N`` for every bit mask ``A`` of the cells, when
+    ``N`` i.i.d. records fall in cell ``i`` with probability ``w[i]/D`` (``D = Σ w``): Möbius
+    inversion of ``Pr[all records in B] = (Σ_{i in B} w_i / D)^N``, in integers."""
+    C = len(w)
+    f = [sum(w[i] for i in range(C) if mask >> i & 1) ** N for mask in range(1 << C)]
+    for i in range(C):
+        for mask in range(1 << C):
+            if mask >> i & 1:
+                f[mask] -= f[mask ^ (1 << i)]
+    return f
 
 
-def test_thm45_nonuniform_l_below_S():
-    rng = np.random.default_rng(5)
-    n_q, n_s = 60, 6
-    ps = 0.8 ** np.arange(n_s)
-    ps /= ps.sum()
-    pq = rng.dirichlet(np.ones(n_q) * 5)
-    P = pq[:, None] * ps[None, :]
-    plan = mech_l_delta(P, l=3, delta=0.05, beta=0.5)
-    sim = simulate_violations(plan, P, t=4, n_sims=3000, seed=2)
-    assert sim["single_rate"] <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / 3000)
-    assert sim["linked_rate"] <= 4 * 0.05 + 3 * math.sqrt(0.2 * 0.8 / 3000)
+def exact_violation(W, plan, t=1):
+    """Exact probability that one release (``t = 1``) of ``plan.N`` records drawn from
+    ``P = W / ΣW`` and generalized to the plan's classes has a non-empty class with fewer than ℓ
+    SA values — or, ``t >= 2``, that the linkage of ``t`` independent releases does (a class
+    non-empty in all ``t`` whose SA values present in all ``t`` are fewer than ℓ), the events
+    :func:`simulate_violations` samples. Fractions; a distribution over support sets."""
+    R, S, l, N = plan.n_classes, W.shape[1], plan.l, plan.N
+    cw = np.zeros((R, S), dtype=np.int64)
+    np.add.at(cw, plan.classes, W)
+    C, D = R * S, int(W.sum())
+    law = _support_law(cw.ravel().tolist(), N)
+    cells = [[k * S + s for s in range(S)] for k in range(R)]
+    nonempty = [sum(1 << k for k in range(R) if any(a >> c & 1 for c in cells[k])) for a in range(1 << C)]
+    state = {((1 << C) - 1, (1 << R) - 1): 1}  # (cells present in every release so far, classes non-empty in all)
+    for _ in range(t):
+        nxt: dict[tuple[int, int], int] = {}
+        for (inter, ne), weight in state.items():
+            for a in range(1 << C):
+                if law[a]:
+                    key = (inter & a, ne & nonempty[a])
+                    nxt[key] = nxt.get(key, 0) + weight * law[a]
+        state = nxt
+    bad = sum(weight for (inter, ne), weight in state.items()
+              if any(ne >> k & 1 and sum(inter >> c & 1 for c in cells[k]) < l for k in range(R)))
+    return Fraction(bad, D ** (N * t))
+
+
+#: (|Q|, |S|): every weight matrix with entries 0..2, P = W / ΣW
+THM44_GRID = [(1, 2), (1, 3), (2, 2), (2, 3), (3, 2)]
+
+
+def test_thm44_thm45_exact_on_every_small_distribution():
+    """Theorems 4.4 and 4.5 computed exactly (no simulation): for every P of ``THM44_GRID``,
+    every ℓ, p ∈ {p_ℓ, p_ℓ/2} (exact grid fractions) and δ ∈ {0.5, 0.1}, Mech-(ℓ,δ)'s plan
+    (classes, N) gives one release a violation probability ≤ ℓ|Q̄|(1-p)^N (the proof's union
+    bound) ≤ δ (Theorem 4.4), and the linkage of t = 2 releases ≤ 2δ (Theorem 4.5; plans of at
+    most 6 cells). Worst case found: equality, Pr = δ = 1/2 — P uniform on 2 × 2 or 3 × 2
+    (e.g. every weight 2), ℓ = 2, p = 1/2, one class, N = 2: both records share one SA value
+    with probability exactly 1/2; Theorem 4.5's worst ratio Pr/(2δ) is below it."""
+    worst_single = worst_linked = Fraction(0)
+    argmax = None
+    n = 0
+    for n_q, n_s in THM44_GRID:
+        for cells in itertools.product(range(3), repeat=n_q * n_s):
+            W = np.array(cells, dtype=np.int64).reshape(n_q, n_s)
+            D = int(W.sum())
+            if D == 0:
+                continue
+            marg = sorted(W.sum(axis=0).tolist(), reverse=True)
+            for l in range(1, n_s + 1):
+                for p in {Fraction(marg[l - 1], D), Fraction(marg[l - 1], 2 * D)}:
+                    if not 0 < p < 1:
+                        continue
+                    for delta in (0.5, 0.1):
+                        plan = mech_l_delta(W / D, l=l, delta=delta, p=float(p))
+                        single = exact_violation(W, plan)
+                        union = l * plan.n_classes * (1 - p) ** plan.N
+                        assert single <= union <= Fraction(delta), (W.tolist(), l, p, delta)
+                        ratio = single / Fraction(delta)
+                        if ratio > worst_single:
+                            worst_single, argmax = ratio, (W.tolist(), l, p, delta, plan.N)
+                        if plan.n_classes * n_s <= 6:
+                            linked = exact_violation(W, plan, t=2)
+                            assert linked <= 2 * Fraction(delta), (W.tolist(), l, p, delta)
+                            worst_linked = max(worst_linked, linked / (2 * Fraction(delta)))
+                        n += 1
+    assert worst_single == 1 and argmax[1:] == (2, Fraction(1, 2), 0.5, 2)
+    assert 0 < worst_linked < 1
+    assert n > 10_000
+
+
+def test_thm44_short_samples_violate_more_than_delta():
+    """The sample size matters: with a quarter of N the same classes violate far more often than
+    δ (exact probability on a 3 × 2 uniform P), and with N they do not."""
+    W = np.full((3, 2), 1, dtype=np.int64)
+    plan = mech_l_delta(W / W.sum(), l=2, delta=0.1, p=1 / 6)
+    assert exact_violation(W, plan) <= Fraction(0.1)
+    short = dataclasses.replace(plan, N=plan.N // 4)
+    assert exact_violation(W, short) > 2 * Fraction(0.1)
 
 
 def test_data_dependent_releases_degrade_on_linkage():
@@ -183,6 +277,19 @@ def test_data_dependent_releases_degrade_on_linkage():
     P = _uniform(100, 8)
     plan = mech_l_delta(P, l=3, delta=0.05, beta=0.1)
     dd = simulate_data_dependent(P, l=3, N=plan.N, t=2, n_sims=10, seed=4)
-    fixed = simulate_violations(plan, P, t=2, n_sims=500, seed=4)
     assert dd["prob_some_below_l"] >= 0.9 and dd["mean_fraction_below_l"] > 0.1
-    assert fixed["linked_rate"] <= 2 * plan.delta
+    # Mech-(ℓ,δ)'s fixed classes: Theorem 4.5's 2δ is checked exactly above
+
+
+@pytest.mark.parametrize("cells,l,p,delta", [((1, 1, 1, 1, 1, 1), 2, Fraction(1, 6), 0.3),
+                                             ((2, 1, 0, 1, 2, 2), 2, Fraction(1, 8), 0.5)])
+def test_simulate_violations_agrees_with_exact(cells, l, p, delta):
+    """The simulator against the exact law (3 × 2 tables): single and linked rates within 4
+    standard errors (a reference check of the sampler, seeded)."""
+    W = np.array(cells, dtype=np.int64).reshape(3, 2)
+    plan = mech_l_delta(W / W.sum(), l=l, delta=delta, p=float(p))
+    sim = simulate_violations(plan, W / W.sum(), t=2, n_sims=20_000, seed=1)
+    for key, t in (("single_rate", 1), ("linked_rate", 2)):
+        exact = float(exact_violation(W, plan, t=t))
+        se = math.sqrt(max(exact * (1 - exact), 1e-12) / 20_000)
+        assert abs(sim[key] - exact) < 4 * se, (key, sim[key], exact)

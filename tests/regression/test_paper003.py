@@ -1,14 +1,15 @@
 """Paper 003 (Wong et al., worst-case distribution-based background knowledge): Example 4,
 Table 7, and Theorems 1-2 checked by brute force — with the counterexamples kept."""
 
+import math
 from fractions import Fraction
 from itertools import combinations, combinations_with_replacement, islice, permutations
 
 import numpy as np
 import pytest
 
-from openbook.attacks.permanent import exact_posteriors
-from openbook.attacks.robustness import delta_max, min_group_size
+from openbook.inference.multiset_dp import exact_posteriors
+from openbook.inference.theorem1 import delta_max, min_group_size
 from openbook.data.paper_tables import paper_table
 
 
@@ -56,20 +57,55 @@ def test_table7_delta_max_from_eq4():
     np.testing.assert_allclose(np.round(got, 4), t7["delta_max"].to_numpy(), atol=1e-12)
 
 
+def _delta_max_exact(N, r, f):
+    """Inequality (4)'s right-hand side in fractions: ``(N - r) f / (f (r-1)/(1-f) + N - 1)``."""
+    return (N - r) * f / (f * (r - 1) / (1 - f) + N - 1)
+
+
+#: Grid points (f_max = i/16, Δ = j/64, r) where Eq. (5)'s N_o is an integer N > r, so that
+#: Δ = Δ_max(N) exactly, and :func:`min_group_size` returns N + 1: float ``delta_max(N)``
+#: rounds just below Δ and its guard steps up. Off by one on the safe side (one more tuple
+#: than Eq. (5) needs), at 10 of the grid's 715 exact ties; never below the exact size.
+MIN_GROUP_SIZE_TIES_OFF_BY_ONE = [(2, 7, 10), (4, 15, 8), (9, 28, 2), (9, 28, 3), (9, 28, 5), (9, 28, 9),
+                                  (10, 15, 6), (10, 30, 8), (11, 30, 8), (13, 12, 6)]
+
+
 def test_sec41_example_and_eq5_inverts_eq4():
+    """§4.1's example exactly: f = (1/10, 8/100, 9/100), N = 3, r = 2 give Δ = 1/50 and
+    Δ_max = 9/190 (printed 0.0474 = 9/190 rounded), so Δ < Δ_max. Then on every point of a
+    dyadic grid — f_max = i/16, Δ = j/64 < f_max, r = 2..10 (4,185 cases; dyadic so the floats
+    the library gets are the rationals themselves) — in fractions: Eq. (5)'s N_o solves
+    Eq. (4) with equality (Δ_max(N_o) = Δ); Δ_max grows with N (Lemma 1: its derivative has
+    the sign of f(r - 1 + f(r-1)/(1-f)) > 0), so N' = max(r, ⌈N_o⌉) is the least integer
+    N >= r with Δ <= Δ_max(N). :func:`min_group_size` returns N' everywhere except at the
+    exact ties listed in ``MIN_GROUP_SIZE_TIES_OFF_BY_ONE``, where it returns N' + 1."""
     ex = paper_table("p003_table7").notes["sec4_1_example"]
-    f = np.array(ex["f"])
-    assert float(delta_max(ex["N"], ex["r"], f.max())) == pytest.approx(ex["delta_max"], abs=5e-5)
-    assert f.max() - f.min() == pytest.approx(ex["delta"])
-    rng = np.random.default_rng(0)
-    for _ in range(500):
-        fm = rng.uniform(0.01, 0.95)
-        d = rng.uniform(0, fm * 0.95)
-        r = float(rng.integers(2, 11))
-        n = float(min_group_size(d, fm, r))
-        assert delta_max(n, r, fm) >= d - 1e-12
-        if n > r:
-            assert delta_max(n - 1, r, fm) < d
+    f = [Fraction(str(x)) for x in ex["f"]]
+    assert max(f) - min(f) == Fraction(1, 50) == Fraction(str(ex["delta"]))
+    dm = _delta_max_exact(ex["N"], ex["r"], max(f))
+    assert dm == Fraction(9, 190) and round(float(dm), 4) == ex["delta_max"] and Fraction(1, 50) < dm
+    assert float(delta_max(ex["N"], ex["r"], 0.1)) == pytest.approx(float(dm), rel=1e-15)
+    n_cases, off = 0, []
+    for i in range(1, 16):
+        fm = Fraction(i, 16)
+        for j in range(0, 4 * i):
+            d = Fraction(j, 64)
+            for r in range(2, 11):
+                n = float(min_group_size(float(d), float(fm), r))
+                n_cases += 1
+                if d == 0:
+                    assert n == r
+                    continue
+                n_o = (fm * (r - 1) * d / (1 - fm) - d + r * fm) / (fm - d)  # Eq. (5)
+                assert _delta_max_exact(n_o, r, fm) == d
+                want = max(r, math.ceil(n_o))
+                assert _delta_max_exact(want, r, fm) >= d
+                if want > r:
+                    assert _delta_max_exact(want - 1, r, fm) < d
+                if n != want:
+                    assert n == want + 1 and n_o == want > r, (i, j, r)
+                    off.append((i, j, r))
+    assert n_cases == 4185 + 15 * 9 and off == MIN_GROUP_SIZE_TIES_OFF_BY_ONE
 
 
 def test_theorem1_counterexample_equal_f_exhausted_domain():
@@ -220,8 +256,8 @@ def test_theorem2_on_art_output_and_art_exact(adult_edu):
     """ART's groups all meet Theorem 1's condition, yet the exact attack finds problematic
     tuples (Theorem 2 fails on real data); ``art-exact`` has none."""
     from openbook.algorithms.art import ART, ARTExact
-    from openbook.attacks.background import mine_knowledge
     from openbook.attacks.robustness import audit_groups
+    from openbook.inference.knowledge import mine_knowledge
     from openbook.models.registry import make_model
 
     tab, r = adult_edu, 5

@@ -19,7 +19,8 @@ _EXPORTS = {
     "rgg_close_probability": "greedy",
     "FullDomainSearch": "lattice", "Lattice": "lattice", "node_satisfies": "lattice",
     "Mondrian": "mondrian", "mondrian_cut": "mondrian", "mondrian_partition": "mondrian",
-    "mondrian_would_split": "mondrian",
+    "mondrian_would_split": "mondrian", "allowable": "mondrian",
+    "mondrian_plan": "mondrian_planner", "MondrianSpace": "mondrian_planner", "CandidateCuts": "mondrian_planner",
     "qi_order": "ordering",
     "SymmetricGrouping": "symmetric", "sg_split_point": "symmetric", "sg_would_split": "symmetric",
 }

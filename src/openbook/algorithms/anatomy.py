@@ -35,12 +35,12 @@ from numba import njit
 from ..data.table import EncodedTable
 from ..errors import InfeasibleError, ParameterError
 from ..models.base import PrivacyModel
+from ..models.promise import promised_l_int
 from ..params import Integer, Optional, Options
 from ..release import Partition
 from .base import Anonymizer
 from .catalog import CATALOG
 from .registry import make_algorithm
-from .ordering import model_l
 
 #: anonymizers that anatomize already (no base of anatomization)
 ANATOMIZED_NAMES = ("anatomize", "rgg-ana", "gg-ana", "sg-ana", "base-ana", "anatomy")
@@ -167,7 +167,7 @@ def anatomize_groups(table: EncodedTable, group: np.ndarray, n_groups: int, l: i
 
 def _check_l(name: str, l: Any, model: PrivacyModel, table: EncodedTable) -> int:
     if l is None:
-        l = model_l(model)
+        l = promised_l_int(model)
         if l is None:
             raise ParameterError(
                 f"{name}: Anatomy guarantees ℓ-diversity, but {model.describe()} has no ℓ; "

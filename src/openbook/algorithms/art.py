@@ -1,7 +1,7 @@
 """ART — Algorithm generating r-Robust Tables (paper 003 §4.2), and ``art-exact``.
 
 ART works on the QI-based distributions ``G_A`` of every attribute set ``A`` mined from the
-table itself (:mod:`openbook.attacks.background`, the worst-case knowledge). Step 1 makes
+table itself (:mod:`openbook.inference.knowledge`, the worst-case knowledge). Step 1 makes
 every tuple an A-group; Step 2 merges, for each sensitive value ``x``, an A-group that
 violates the *QI based distribution bound condition* (Theorem 1's inequality (4) for some
 ``A``, or a repeated sensitive value) with its *closest* A-groups (Def. 6: smallest
@@ -30,8 +30,9 @@ How this implementation reads the paper (decisions, documented):
   ``max_group_size``) is suppressed (``group = -1``) and counted in the provenance.
 
 ``art-exact`` (:class:`ARTExact`) is r-robust by construction: after the Theorem 1
-condition holds it computes the exact posterior ``p(t:x)`` (eq. 1-3, every ``A``) of the
-group and keeps merging closest tuples while any exceeds ``1/r``. It exists because
+condition holds it decides ``max p(t:x) <= 1/r`` (eq. 1-3, every ``A``) for the group by
+proven bounds or an exact DP (:func:`openbook.inference.threshold.certify_group`) and keeps
+merging closest tuples while any exceeds ``1/r``. It exists because
 Theorem 1 can be violated (see ``docs/background.md`` and
 ``tests/regression/test_paper003.py``): its proof assumes that the values of a group other
 than ``x`` exhaust the SA domain.
@@ -46,11 +47,14 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from ..attacks.background import DEFAULT_MIN_SUPPORT, Knowledge, mine_knowledge
-from ..attacks.permanent import DEFAULT_MAX_STATES, _multiset_posteriors
 from ..data.table import EncodedTable
 from ..errors import ParameterError
+from ..inference.knowledge import DEFAULT_MIN_SUPPORT, Knowledge, mine_knowledge
+from ..inference.states import DEFAULT_MAX_STATES
+from ..inference.theorem1 import n_o
+from ..inference.threshold import certify_group
 from ..models.base import PrivacyModel
+from ..params import Integer, Optional, Real, Text
 from ..progress import track
 from ..release import Partition
 from .base import Anonymizer
@@ -60,29 +64,14 @@ LOG_EPS = 1e-4
 
 
 # ---------------------------------------------------------------------------------------
-# Theorem 1's N'_o (eq. 5) as scalar numba kernels for the inner loop (same arithmetic as
-# :func:`openbook.attacks.robustness.min_group_size`, checked against it in the tests)
+# closest group (Def. 6) under Theorem 1's N'_o (eq. 5, :func:`openbook.inference.theorem1.n_o`)
 # ---------------------------------------------------------------------------------------
-@njit(cache=True)
-def _n_o(d, f, r, rr):  # pragma: no cover - compiled
-    if d <= 0.0:
-        return rr
-    if not (f > d and f < 1.0):
-        return np.inf
-    n0 = (f * (r - 1.0) * d / (1.0 - f) - d + r * f) / (f - d)
-    n = max(np.ceil(n0 - 1e-9), rr)
-    for _ in range(3):
-        if (n - r) * f / (f * (r - 1.0) / (1.0 - f) + (n - 1.0)) < d:
-            n += 1.0
-    return n
-
-
 @njit(cache=True)
 def _need(lo, hi, r, rr):  # pragma: no cover - compiled
     """``max_A N'_o`` of a group with per-``A`` range ``[lo_A, hi_A]`` of ``p(s_A:x)``."""
     out = 0.0
     for a in range(lo.size):
-        v = _n_o(hi[a] - lo[a], hi[a], r, rr)
+        v = n_o(hi[a] - lo[a], hi[a], r, rr)
         if v > out:
             out = v
     return out
@@ -103,234 +92,12 @@ def _pick(F, lo, hi, r, rr):  # pragma: no cover - compiled
             h = max(hi[a], f)
             lw = min(lo[a], f)
             d += (h - hi[a]) + (lo[a] - lw)
-            v = _n_o(h - lw, h, r, rr)
+            v = n_o(h - lw, h, r, rr)
             if v > need:
                 need = v
         if best < 0 or need < best_need or (need == best_need and d < best_d):
             best, best_need, best_d = i, need, d
     return best
-
-
-# ---------------------------------------------------------------------------------------
-# certifying a group: proven bounds first, an exact DP when they do not decide
-# ---------------------------------------------------------------------------------------
-@njit(cache=True)
-def _row_types(rows_s):  # pragma: no cover - compiled
-    """Distinct stacked-probability rows of one attribute set and how many tuples share
-    each (tuples with the same A-signature have identical ``p(s_A : ·)``)."""
-    types = np.unique(rows_s)
-    cnt = np.zeros(types.size, np.int64)
-    for j in range(rows_s.size):
-        cnt[np.searchsorted(types, rows_s[j])] += 1
-    return types, cnt
-
-
-@njit(cache=True)
-def _type_bounds(P, types, cnt, vals, x):  # pragma: no cover - compiled
-    """Lower and upper bound of ``max_j p_A(t_j : x)`` for one attribute set, for a group in
-    which ``x`` occurs exactly once and ``vals`` are the other (distinct) values. With
-    ``R_j`` the multiset permanent of the other tuples and values,
-
-        p(t_j : x) = 1 / (1 + Σ_{u≠j} (W[u,x] / W[j,x]) · R_u / R_j);
-
-    expanding ``R_u`` along row ``j`` and ``R_j`` along row ``u`` (the same remaining
-    tuples) gives ``R_u / R_j = Σ_v W[j,v] c_v / Σ_v W[u,v] c_v`` with ``c_v >= 0``, hence
-    ``min_v W[j,v]/W[u,v] <= R_u/R_j <= max_v W[j,v]/W[u,v]`` (a mediant bound). The ratio
-    is 1 for two tuples of the same type; the bounds are exact when ``vals`` has one value."""
-    T = types.size
-    lo_best = 0.0
-    hi_best = 0.0
-    for j in range(T):
-        rj = types[j]
-        wj = P[rj, x]
-        if wj <= 0.0:
-            continue
-        acc_lo = (cnt[j] - 1) * wj  # Σ with the smallest ratios -> upper bound of p
-        acc_hi = acc_lo  # Σ with the largest ratios -> lower bound of p
-        for u in range(T):
-            if u == j:
-                continue
-            ru = types[u]
-            wu = P[ru, x]
-            if wu <= 0.0:
-                continue
-            rmin = np.inf
-            rmax = 0.0
-            for v in vals:
-                a = P[ru, v]
-                b = P[rj, v]
-                if a > 0.0:
-                    q = b / a
-                    if q < rmin:
-                        rmin = q
-                    if q > rmax:
-                        rmax = q
-                elif b > 0.0:
-                    rmax = np.inf
-            acc_lo += cnt[u] * wu * rmin
-            acc_hi += cnt[u] * wu * rmax
-        ub = wj / (wj + acc_lo) if acc_lo < np.inf else 0.0
-        lb = wj / (wj + acc_hi) if acc_hi < np.inf else 0.0
-        if ub > hi_best:
-            hi_best = ub
-        if lb > lo_best:
-            lo_best = lb
-    return lo_best, hi_best
-
-
-@njit(cache=True)
-def _row_type_posterior(P, types, cnt, colseq, x):  # pragma: no cover - compiled
-    """Exact ``max_j p(t_j : x)`` for a group holding ``x`` once, by a DP over how many
-    tuples of each *row type* are used (``Π (n_a + 1)`` states; cheap when the A-group's
-    tuples share few A-signatures). ``x`` is assigned first, then the other values in the
-    order ``colseq``; ``B[k]`` is the (normalised) weight of assigning the remaining values
-    to the unused tuples: ``B[k] = Σ_a (n_a - k_a)/(N - |k|) · W[a, col] · B[k + e_a]`` with
-    each column's weights scaled to maximum 1 (constants per level cancel in the ratio).
-    Then ``p(t : x) = W[a,x] B[e_a] / Σ_b n_b W[b,x] B[e_b]`` for a tuple of type ``a``.
-    Returns -1.0 when every world has weight 0 or the weights underflow."""
-    T = types.size
-    N = 0
-    for a in range(T):
-        N += cnt[a]
-    stride = np.empty(T, np.int64)
-    S = 1
-    for a in range(T):
-        stride[a] = S
-        S *= cnt[a] + 1
-    ncol = colseq.size
-    scale = np.ones(ncol)
-    for c in range(ncol):
-        mx = 0.0
-        for a in range(T):
-            w = P[types[a], colseq[c]]
-            if w > mx:
-                mx = w
-        if mx > 0.0:
-            scale[c] = 1.0 / mx
-    B = np.zeros(S)
-    B[S - 1] = 1.0
-    digits = np.empty(T, np.int64)
-    for c in range(S - 2, 0, -1):
-        rem = c
-        lv = 0
-        for a in range(T - 1, -1, -1):
-            digits[a] = rem // stride[a]
-            rem -= digits[a] * stride[a]
-            lv += digits[a]
-        col = colseq[lv - 1]
-        acc = 0.0
-        for a in range(T):
-            free = cnt[a] - digits[a]
-            if free > 0:
-                acc += free * P[types[a], col] * B[c + stride[a]]
-        B[c] = acc * scale[lv - 1] / (N - lv)
-    Z = 0.0
-    for a in range(T):
-        Z += cnt[a] * P[types[a], x] * B[stride[a]]
-    if not (Z > 0.0) or not np.isfinite(Z):
-        return -1.0
-    best = 0.0
-    for a in range(T):
-        p = P[types[a], x] * B[stride[a]] / Z
-        if p > best:
-            best = p
-    return best
-
-
-@njit(cache=True)
-def _certify_kernel(P, idx_rows, sa_rows, x, thr, max_states):  # pragma: no cover - compiled
-    """Verdict for ``max_{A,j} p_A(t_j : x) <= thr`` (1 yes, 0 no, -1 undecided) and the
-    number of attribute sets decided by the bounds and by an exact DP."""
-    n_sets, N = idx_rows.shape
-    K = P.shape[1]
-    present = np.zeros(K, np.bool_)
-    for j in range(N):
-        if sa_rows[j] != x:
-            present[sa_rows[j]] = True
-    vals = np.flatnonzero(present)
-    # the other values: distinct ids, multiplicities, and the column order of the row DP
-    allv = np.empty(vals.size + 1, np.int64)
-    allv[:vals.size] = vals
-    allv[vals.size] = x
-    allv.sort()
-    mult = np.zeros(allv.size, np.int64)
-    colseq = np.empty(N - 1, np.int64)
-    q = 0
-    for j in range(N):
-        mult[np.searchsorted(allv, sa_rows[j])] += 1
-    for k in range(allv.size):
-        if allv[k] != x:
-            for _ in range(mult[k]):
-                colseq[q] = allv[k]
-                q += 1
-    target = np.searchsorted(allv, x)
-    s_col = 1.0
-    for k in range(allv.size):
-        s_col *= mult[k] + 1
-    n_bound = 0
-    n_exact = 0
-    undecided = False
-    W = np.empty((N, allv.size))
-    out = np.empty((N, allv.size))
-    for s in range(n_sets):
-        types, cnt = _row_types(idx_rows[s])
-        lb, ub = _type_bounds(P, types, cnt, vals, x)
-        if ub <= thr:
-            n_bound += 1
-            continue
-        if lb > thr:
-            return 0, n_bound + 1, n_exact
-        s_row = 1.0
-        for a in range(types.size):
-            s_row *= cnt[a] + 1
-        cost_row = s_row * types.size
-        cost_col = s_col * allv.size
-        if min(s_row, s_col) > max_states:
-            undecided = True
-            continue
-        n_exact += 1
-        if cost_row <= cost_col:
-            w = _row_type_posterior(P, types, cnt, colseq, x)
-            if w < 0.0:
-                undecided = True
-                continue
-        else:
-            for j in range(N):
-                for k in range(allv.size):
-                    W[j, k] = P[idx_rows[s, j], allv[k]]
-            if _multiset_posteriors(W, mult, out) == -np.inf:
-                undecided = True
-                continue
-            w = 0.0
-            for j in range(N):
-                if out[j, target] > w:
-                    w = out[j, target]
-        if w > thr:
-            return 0, n_bound, n_exact
-    if undecided:
-        return -1, n_bound, n_exact
-    return 1, n_bound, n_exact
-
-
-def certify_group(P: np.ndarray, idx: np.ndarray, sa: np.ndarray, rows: np.ndarray, x: int, r: float,
-                  max_states: int = DEFAULT_MAX_STATES) -> tuple[bool | None, str]:
-    """Decide ``max_{A,t} p(t:x) <= 1/r`` (every attribute set of the stacked knowledge
-    ``P, idx``) for the group ``rows`` holding ``x`` exactly once (an ART group).
-
-    Per attribute set: the proven mediant bounds of :func:`_type_bounds` first; when they
-    straddle ``1/r``, the exact posterior by the cheaper of two DPs — over multiplicity
-    vectors of the values (:mod:`openbook.attacks.permanent`) or over used counts of the
-    tuples' row types (:func:`_row_type_posterior`) — if it fits ``max_states`` states.
-    Returns ``(verdict, method)``: True (r-robust for ``x``), False (some posterior exceeds
-    ``1/r``) or None (undecided: bounds straddle and both DPs are too large); ``method`` is
-    ``"bound"`` when no DP was needed, else ``"exact"``. Never a sampler."""
-    rows = np.asarray(rows, dtype=np.int64)
-    sr = np.ascontiguousarray(sa[rows], dtype=np.int64)
-    if int((sr == x).sum()) != 1:
-        raise ParameterError(f"certify_group needs x={x} exactly once in the group", parameter="x", value=x)
-    verdict, _, n_exact = _certify_kernel(P, np.ascontiguousarray(idx[:, rows]), sr, int(x), 1.0 / r + 1e-12,
-                                          float(max_states))
-    return (None if verdict < 0 else bool(verdict)), ("exact" if n_exact else "bound")
 
 
 class _Index:
@@ -398,9 +165,9 @@ class _Index:
 
 def _check_r(name: str, r: Any, model: PrivacyModel) -> float:
     if r is None:
-        from .ordering import model_l
+        from ..models.promise import promised_l_int
 
-        r = model_l(model)
+        r = promised_l_int(model)
         if r is None:
             raise ParameterError(f"{name}: give r= (or an ℓ-diversity model whose ℓ is r)", parameter="r")
     if isinstance(r, bool) or not isinstance(r, (int, float, np.integer, np.floating)) or not r > 1:
@@ -429,6 +196,10 @@ class ART(Anonymizer):
     release_kind = "bucketized"
     minimality = False
     exact = False
+    parameter_constraints = {"r": Optional(Real(1.0, low_open=True)), "sensitive_set": Optional(Text()),
+                             "max_size": Optional(Integer(minimum=1)), "min_support": Integer(minimum=1),
+                             "k_neighbors": Integer(minimum=1, strict=True),
+                             "max_group_size": Optional(Integer(minimum=1)), "max_suppression": Real(0.0, 1.0)}
 
     def __init__(self, *, model: PrivacyModel, r: float | None = None, sensitive_set: str | None = None,
                  max_size: int | None = None, min_support: int = DEFAULT_MIN_SUPPORT, k_neighbors: int = 64,
@@ -463,9 +234,6 @@ class ART(Anonymizer):
     def partition(self, table: EncodedTable) -> Partition:
         self._validate(table)
         r = _check_r(self.name, self.r, self.model)
-        if not isinstance(self.k_neighbors, int) or self.k_neighbors < 1:
-            raise ParameterError(f"{self.name}: k_neighbors={self.k_neighbors!r} must be an integer >= 1",
-                                 parameter="k_neighbors", value=self.k_neighbors)
         max_gs = self.max_group_size if self.max_group_size is not None else int(math.ceil(20 * r))
         t0 = time.perf_counter()
         sens = self._sensitive(table)
@@ -600,6 +368,7 @@ class ARTExact(ART):
 
     name = "art-exact"
     exact = True
+    parameter_constraints = {"max_states": Integer(minimum=1, strict=True), "growth": Real(1.0)}
 
     def __init__(self, *, model: PrivacyModel, r: float | None = None, sensitive_set: str | None = None,
                  max_size: int | None = None, min_support: int = DEFAULT_MIN_SUPPORT, k_neighbors: int = 64,
@@ -613,13 +382,3 @@ class ARTExact(ART):
 
     def params(self) -> dict[str, Any]:
         return super().params() | {"max_states": self.max_states, "growth": self.growth}
-
-    def partition(self, table: EncodedTable) -> Partition:
-        if isinstance(self.max_states, bool) or not isinstance(self.max_states, (int, np.integer)) \
-                or self.max_states < 1:
-            raise ParameterError(f"{self.name}: max_states={self.max_states!r} must be an integer >= 1",
-                                 parameter="max_states", value=self.max_states)
-        if isinstance(self.growth, bool) or not isinstance(self.growth, (int, float)) or not self.growth >= 1:
-            raise ParameterError(f"{self.name}: growth={self.growth!r} must be a number >= 1", parameter="growth",
-                                 value=self.growth)
-        return super().partition(table)

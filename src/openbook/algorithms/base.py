@@ -90,9 +90,18 @@ class Anonymizer(ABC):
                 f"max_suppression={float(self.max_suppression):g}; allow at least --max-suppression "
                 f"{np.ceil(need * 10000) / 10000:g} or choose another algorithm", model=self.model)
 
+    def recode(self, table: EncodedTable) -> tuple[EncodedTable, Partition]:
+        """The table whose values are published and its partition: the input itself for every
+        algorithm that only groups rows; MASK publishes an SA-distorted copy (paper 001 §6)."""
+        return table, self.partition(table)
+
+    def release_model(self) -> PrivacyModel:
+        """The model the release is verified against (MASK adds its k-anonymity step's)."""
+        return self.model
+
     def anonymize(self, table: EncodedTable, *, kind: str | None = None, t_reference: Any = "published") -> Release:
         """Partition, recode and verify (``t_reference``: see :func:`openbook.release.build_release`)."""
-        part = self.partition(table)
+        published, part = self.recode(table)
         self.check_budget(part, table.n_rows)
-        return build_release(table, part, model=self.model, kind=kind or self.release_kind,
+        return build_release(published, part, model=self.release_model(), kind=kind or self.release_kind,
                              levels=self.release_levels(), t_reference=t_reference)

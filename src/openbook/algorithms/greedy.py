@@ -37,7 +37,8 @@ from ..models.base import PrivacyModel, SADomain
 from ..params import Integer, Names, Optional, Options, Real
 from ..release import Partition
 from .base import Anonymizer
-from .ordering import ORDERS, model_l, qi_order, size_floor
+from ..models.promise import promised_l_int, size_floor
+from .ordering import ORDERS, qi_order
 
 TAILS = ("merge", "drop")
 
@@ -167,7 +168,7 @@ class GreedyGrouping(Anonymizer):
     def effective_bucket_size(self) -> int:
         if self.bucket_size is not None:
             return int(self.bucket_size)
-        return model_l(self.model) or size_floor(self.model)
+        return promised_l_int(self.model) or size_floor(self.model)
 
     def _extend(self, rng: np.random.Generator | None) -> bool:
         return False

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ..data.grouping import group_ids
 from ..data.table import EncodedTable
 from ..params import Integer, Optional, Real, Text, fail
 from ..models.base import PrivacyModel
@@ -48,11 +49,17 @@ def negative_rules(table: EncodedTable, *, min_exp: float = 0.9, max_rule_size: 
     forbidden = np.zeros((n, K), dtype=bool)
     for k in range(1, max_rule_size + 1):
         for A in combinations(use, k):
-            key = np.zeros(n, dtype=np.int64)
-            for a in A:
-                key = key * int(card[a]) + qc[:, a]
-            uniq, inv, cnt = np.unique(key, return_inverse=True, return_counts=True)
-            counts = np.bincount(inv * K + sa, minlength=uniq.size * K).reshape(uniq.size, K)
+            if math.prod(int(card[a]) for a in A) < 2**62:  # the mixed-radix key fits in int64
+                key = np.zeros(n, dtype=np.int64)
+                for a in A:
+                    key = key * int(card[a]) + qc[:, a]
+                uniq, inv = np.unique(key, return_inverse=True)
+                n_keys = uniq.size
+            else:  # it would wrap: exact dense ids of the tuples instead
+                inv, n_keys = group_ids([qc[:, a] for a in A])
+            inv = inv.ravel().astype(np.int64)
+            cnt = np.bincount(inv, minlength=n_keys)
+            counts = np.bincount(inv * K + sa, minlength=n_keys * K).reshape(n_keys, K)
             rule = (counts == 0) & (cnt[:, None] * py[None, :] >= min_exp)
             forbidden |= rule[inv]
     return forbidden
@@ -94,9 +101,9 @@ class Injector(Anonymizer):
 
     def partition(self, table: EncodedTable) -> Partition:
         self._validate(table)
-        from .ordering import model_l
+        from ..models.promise import promised_l_int
 
-        l = self.l if self.l is not None else model_l(self.model)
+        l = self.l if self.l is not None else promised_l_int(self.model)
         if l is None:
             raise fail(self.name, "l", l, "be given (or the model an ℓ)")
         l = int(math.ceil(l))

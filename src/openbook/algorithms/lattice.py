@@ -14,13 +14,17 @@ fails is a union of classes the finer node failed, so it suppresses no more rows
 tags every node below it failing, unchecked. The search walks, from the lowest untagged node,
 a greedy chain upwards through untagged nodes and binary-searches it (Flash's path
 strategy), until every node is tagged. Otherwise every node is checked: with a budget,
-entropy/recursive ℓ, (α,k), simple ℓ, t-closeness and ℓ-eligibility are *not* upward closed
-(a class {a, b} satisfies entropy 2-diversity and {c × 100} is suppressed; merged, all 102
-rows fail — ``tests/unit/algorithms/test_lattice_minimal.py`` keeps such counterexamples).
+entropy/recursive ℓ, (α,k), simple ℓ, t-closeness (every distance) and ℓ-eligibility are
+*not* upward closed (a class {a, b} satisfies entropy 2-diversity and {c × 100} is
+suppressed; merged, all 102 rows fail — ``tests/unit/algorithms/test_lattice_minimal.py``
+keeps such counterexamples). The proof for each model, with and without a budget, is in
+``docs/algorithms.md``.
 
-Output: all *minimal* satisfying nodes (no direct predecessor satisfies — Samarati's
-k-minimal generalizations) and, among them, the one with the least information loss under
-``metric`` (ties: smaller height, then lexicographic):
+Output: all *minimal* satisfying nodes (no satisfying node anywhere strictly below —
+Samarati's k-minimal generalizations; where satisfaction is upward closed this is the same
+as "no direct predecessor satisfies", otherwise :meth:`Lattice.minimal` propagates "something
+below satisfies" layer by layer) and, among them, the one with the least information loss
+under ``metric`` (ties: smaller height, then lexicographic):
 
 ``"loss"``            mean over rows and QIs of ``(coverage(value) - 1) / (n_leaves - 1)``,
                       a suppressed row counting 1 per QI (Iyengar's LM; ARX's "Loss").

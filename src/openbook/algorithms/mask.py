@@ -63,12 +63,7 @@ def _set_model(model: Any) -> AlphaKAnonymity:
 
 def with_sa_codes(table: EncodedTable, sa_codes: np.ndarray) -> EncodedTable:
     """A copy of ``table`` whose SA codes are replaced (same decode map and schema)."""
-    col = table.columns[table.sa_name]
-    cols = dict(table.columns)
-    cols[table.sa_name] = EncodedColumn(col.name, col.kind, np.asarray(sa_codes, dtype=np.int32),
-                                        col.categories, col.numeric)
-    return EncodedTable(table.schema, cols, dict(table.hierarchies), table.kept, table.dropped_columns,
-                        table.source)
+    return table.with_codes(table.sa_name, sa_codes)
 
 
 def sa_distortion(table: EncodedTable, old: np.ndarray, new: np.ndarray) -> float:
@@ -200,9 +195,14 @@ class Mask(Anonymizer):
     def partition(self, table: EncodedTable) -> Partition:
         return self.run(table).partition
 
-    def anonymize(self, table: EncodedTable, *, kind: str | None = None, t_reference: Any = "published") -> Release:
+    def recode(self, table: EncodedTable) -> tuple[EncodedTable, Partition]:
         res = self.run(table)
-        model = AllOf([KAnonymity(k=int(self.k)), self.model])
-        rel = build_release(res.table, res.partition, model=model, kind=kind or self.kind, t_reference=t_reference)
-        rel.meta["distortion"] = res.report
+        return res.table, res.partition
+
+    def release_model(self) -> Any:
+        return AllOf([KAnonymity(k=int(self.k)), self.model])
+
+    def anonymize(self, table: EncodedTable, *, kind: str | None = None, t_reference: Any = "published") -> Release:
+        rel = super().anonymize(table, kind=kind or self.kind, t_reference=t_reference)
+        rel.meta["distortion"] = rel.partition.provenance["distortion"]  # the publisher's report
         return rel

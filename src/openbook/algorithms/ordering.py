@@ -13,11 +13,10 @@ complex, such as some clustering". Three orders are offered, all vectorised and 
 ``"hilbert"``  Hilbert-curve index over the same normalised grid (Skilling 2004,
                "Programming the Hilbert curve"), vectorised over rows.
 
-:func:`size_floor` is the smallest group size a model allows *whatever the SA values*
-(k for k-anonymity, ℓ for distinct / entropy / recursive ℓ-diversity, the largest member's
-for a conjunction, else 1). GG uses it as its bucket size (paper 000 §4.1: "each group is
-formed from the union of such buckets" of ℓ rows); Mondrian skips nodes smaller than twice
-it, which changes no decision.
+The ℓ a model promises and the smallest group it allows are derived in one place,
+:mod:`openbook.models.promise` (``promised_l_int``, ``size_floor``; re-exported here as
+``model_l`` and ``size_floor`` for the algorithms that size groups by them: GG's bucket size,
+paper 000 §4.1; Mondrian skips nodes smaller than twice the floor, which changes no decision).
 """
 
 from __future__ import annotations
@@ -27,6 +26,8 @@ from typing import Sequence
 import numpy as np
 
 from ..data.table import EncodedTable
+from ..models.promise import promised_l_int as model_l  # noqa: F401 - re-exported
+from ..models.promise import size_floor  # noqa: F401 - re-exported
 from ..params import check_choice, fail
 
 ORDERS = ("lex", "zorder", "hilbert")
@@ -136,30 +137,6 @@ def qi_order(table: EncodedTable, method: str = "lex", priority: Sequence[str] |
     return np.argsort(key, kind="stable").astype(np.int64)
 
 
-def size_floor(model) -> int:
-    """The smallest size any group satisfying ``model`` can have, whatever its SA values."""
-    from ..models import (
-        AllOf,
-        DistinctLDiversity,
-        EntropyLDiversity,
-        KAnonymity,
-        RecursiveCLDiversity,
-    )
-
-    if isinstance(model, AllOf):
-        return max((size_floor(m) for m in model.models), default=1)
-    if isinstance(model, KAnonymity):
-        return int(model.k)
-    if isinstance(model, (DistinctLDiversity, RecursiveCLDiversity)):
-        return int(model.l)
-    if isinstance(model, EntropyLDiversity):
-        return int(np.ceil(float(model.l) - 1e-9))
-    k = getattr(model, "k", None)  # (α,k)-anonymity, (k,e)-anonymity
-    if isinstance(k, (int, np.integer)) and type(model).__name__ != "SimpleLDiversity":
-        return int(k)
-    return 1
-
-
 def sensitive_set_name(name: str | None, model, algorithm: str) -> str:
     """The sensitive value set an algorithm protects: the one given explicitly, else the
     model's ``set=``; a ParameterError naming the algorithm when there is neither."""
@@ -167,20 +144,3 @@ def sensitive_set_name(name: str | None, model, algorithm: str) -> str:
     if name is None:
         raise fail(algorithm, "sensitive_set", None, "name a sensitive value set (or the model its set=)")
     return name
-
-
-def model_l(model) -> int | None:
-    """The ℓ of an ℓ-diversity-type model (``l`` or ``1/alpha``), the largest in a
-    conjunction, or ``None`` when the model has none (k-anonymity, t-closeness)."""
-    from ..models import AllOf
-
-    if isinstance(model, AllOf):
-        vals = [v for v in (model_l(m) for m in model.models) if v is not None]
-        return max(vals) if vals else None
-    lv = getattr(model, "l", None)
-    if lv is not None:
-        return int(np.ceil(float(lv) - 1e-9))
-    alpha = getattr(model, "alpha", None)
-    if alpha is not None and float(alpha) > 0:
-        return int(np.ceil(1.0 / float(alpha) - 1e-9))
-    return None

@@ -34,7 +34,8 @@ from ..models.base import PrivacyModel
 from ..params import Optional, Text, fail
 from ..release import Partition
 from .base import Anonymizer
-from .ordering import model_l, sensitive_set_name
+from ..models.promise import promised_l_int
+from .ordering import sensitive_set_name
 
 
 class SetAnatomy(Anonymizer):
@@ -60,7 +61,7 @@ class SetAnatomy(Anonymizer):
         return {"sensitive_set": self.sensitive_set}
 
     def _group_size(self) -> int:
-        l = model_l(self.model)
+        l = promised_l_int(self.model)
         if l is None:
             raise fail(self.name, "model", self.model.describe(), "bound a frequency (an ℓ or α)")
         k = max([int(getattr(m, "k", 1) or 1) for m in (getattr(self.model, "models", None) or [self.model])])

@@ -16,14 +16,20 @@ by frequency alone and treats tied values symmetrically (Property 1; ``S1'``, ``
 Example 5); so do we — **ties are broken uniformly at random** (seeded), never by code:
 
 * **rank** in ``T``: count descending, ties in a uniformly random order (``S1`` = rank 1);
-* D-suppression (Fig. 2) removes a record of the lowest-ranked value in ``top(T_P)``;
-  it preserves the order of ranks (Property 1), so it is a water level descending over the
+* D-suppression (Fig. 2) removes a record of the lowest-ranked value in ``top(T_P)`` ("the
+  lowest rank first", ranks in ``T`` as in Example 2) — literally the paper's rule, with the
+  ties among equal frequencies of ``T``, which the paper leaves open, in a random order; it
+  preserves the order of ranks (Property 1), so it is a water level descending over the
   sorted counts, and only *which* of several equally frequent values end one record lower
   depends on the tie order;
 * R-suppression (Fig. 3) STEP-1 draws ``h`` uniformly from ``1..ℓ`` and the level ``F``
   uniformly from ``[F_{h+1}, F_h]`` (``F_{m+1} = 0``) and suppresses ``S1`` to ``F``;
-  STEP-2 runs D-suppression on the result, ranked by its counts with ties in a fresh
-  uniformly random order, until P-Eligibility and ℓ-candidacy hold for the first time.
+  STEP-2 runs D-suppression on the result — "Apply D-suppression to T_P": ranked by the
+  counts of its input, ties in a fresh uniformly random order — until P-Eligibility and
+  ℓ-candidacy hold for the first time. Reading the ranks of the base table ``T`` into
+  STEP-2 instead (``S1`` keeps rank 1 and loses records last among the values it meets)
+  gives other posteriors; ``docs/skew.md`` shows where, and why openbook ranks STEP-2's
+  input.
 
 How many records are withheld never depends on the tie order (every decision reads the
 sorted counts), only which values lose them; the exact eligibility posterior
@@ -125,7 +131,7 @@ class SuppressionPlan:
 # the counting core
 # ---------------------------------------------------------------------------------------
 @njit(cache=True)
-def _descend(a: np.ndarray, n: int, l: int, s0: int) -> int:  # pragma: no cover - numba
+def descend(a: np.ndarray, n: int, l: int, s0: int) -> int:  # pragma: no cover - numba
     """D-suppression on counts ``a`` sorted by rank (non-increasing), in place, until
     P-Eligibility and ℓ-candidacy hold for the first time; ``s0`` records are already
     suppressed and ``n = |T|``. Returns the total suppressed.
@@ -174,10 +180,20 @@ def _descend(a: np.ndarray, n: int, l: int, s0: int) -> int:  # pragma: no cover
             j += 1
 
 
-def _ranked(counts: np.ndarray, tiebreak: np.ndarray | None = None) -> np.ndarray:
-    """Codes by rank: count descending, ties by ``tiebreak`` (default: code) ascending."""
-    key = np.arange(counts.size) if tiebreak is None else tiebreak
-    return np.lexsort((key, -counts))
+def _ranked(counts: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
+    """Codes by rank: count descending, ties by ``tiebreak`` keys ascending."""
+    return np.lexsort((np.asarray(tiebreak), -counts))
+
+
+def _tiebreak(tiebreak: Any, size: int, seed: Any) -> np.ndarray:
+    """The tie keys to use: ``tiebreak`` if given, else a uniformly random order from
+    ``seed`` — what the algorithms do (ties broken uniformly at random)."""
+    if tiebreak is not None:
+        key = np.asarray(tiebreak)
+        if key.shape != (size,):
+            raise ParameterError(f"tiebreak must hold one key per SA value ({size})", parameter="tiebreak")
+        return key
+    return _rng(seed).permutation(size)
 
 
 def _check(counts: Any, l: Any) -> tuple[np.ndarray, int]:
@@ -198,17 +214,19 @@ def _check(counts: Any, l: Any) -> tuple[np.ndarray, int]:
 
 
 def d_suppression_from(counts: np.ndarray, n: int, l: int, *, already: int = 0,
-                       tiebreak: np.ndarray | None = None) -> np.ndarray:
+                       tiebreak: np.ndarray | None = None, seed: Any = None) -> np.ndarray:
     """The public decision function of D-suppression (Fig. 2) with the Unsafe stop: from
     the table ``counts`` (of a base table of ``n`` rows, ``already`` of them suppressed),
     suppress records of the lowest-ranked value in ``top(T_P)`` until P-Eligibility and
-    ℓ-candidacy hold for the first time. Ranks: count descending, ties by ``tiebreak``
-    ascending (default: the code). Returns the published counts."""
+    ℓ-candidacy hold for the first time. Ranks are fixed at the start from ``counts``:
+    count descending, ties by the ``tiebreak`` keys ascending — by default a uniformly
+    random order drawn from ``seed``, as the algorithms do. Returns the published counts
+    (how many records each count level loses never depends on the tie order)."""
     counts = np.asarray(counts, dtype=np.int64)
-    order = _ranked(counts, tiebreak)
+    order = _ranked(counts, _tiebreak(tiebreak, counts.size, seed))
     a = np.zeros(max(counts.size, l), dtype=np.int64)
     a[: counts.size] = counts[order]
-    _descend(a, int(n), int(l), int(already))
+    descend(a, int(n), int(l), int(already))
     out = np.empty_like(counts)
     out[order] = a[: counts.size]
     return out
@@ -235,29 +253,37 @@ def unsafe_d_suppression(counts: Any, l: Any, *, seed: Any = None) -> Suppressio
     counts, l = _check(counts, l)
     if is_eligible(counts, l):
         return _plan("unsafe-d", l, counts, counts.copy())
-    tie = _rng(seed).permutation(counts.size)
-    return _plan("unsafe-d", l, counts, d_suppression_from(counts, int(counts.sum()), l, tiebreak=tie))
+    return _plan("unsafe-d", l, counts, d_suppression_from(counts, int(counts.sum()), l, seed=seed))
 
 
 def r_suppression_outcome(counts: Any, l: Any, h: int, level: int, *, step2: str = "unsafe-d",
-                          s1: int | None = None, tiebreak: np.ndarray | None = None) -> np.ndarray:
-    """The deterministic part of R-suppression for given random choices: STEP-1 suppresses
-    ``S1`` (the code ``s1``, one of the most frequent values; default the first of them) to
-    ``level`` (chosen in ``[F_{h+1}, F_h]``; ``h`` is only informative), STEP-2 runs
-    D-suppression (``step2="unsafe-d"``, Fig. 3) ranked by count with ties by ``tiebreak``
-    (keys, ascending; default the code) — or, for the R* member ``rstar-safe2``,
-    D-suppression to the start of the level of the ℓ-th value (``step2="safe-d"``). Returns
-    the published counts. This is the replay function the eligibility attack calls."""
+                          s1: int | None = None, tiebreak: np.ndarray | None = None,
+                          seed: Any = None) -> np.ndarray:
+    """R-suppression for given random choices: STEP-1 suppresses ``S1`` (the code ``s1``,
+    one of the most frequent values) to ``level`` (chosen in ``[F_{h+1}, F_h]``; ``h`` is
+    only informative), STEP-2 runs D-suppression (``step2="unsafe-d"``, Fig. 3) on the
+    result, ranked by *its* counts with ties by the ``tiebreak`` keys ascending — or, for
+    the R* member ``rstar-safe2``, D-suppression to the start of the level of the ℓ-th
+    value (``step2="safe-d"``). Returns the published counts. This is the replay function
+    the eligibility attack calls with every ``(s1, tiebreak)``.
+
+    The ties are random choices of the algorithm: when ``s1`` / ``tiebreak`` is not given
+    it is drawn as :func:`r_suppression` draws it — ``S1`` uniformly among the most frequent
+    values, STEP-2's order uniformly at random — from ``seed``. (STEP-2 ranks its own input,
+    so ``S1`` lowered to a level tied with other values is one of the tied values; the
+    paper's Fig. 2 could also be read as keeping ``S1``'s rank 1 in ``T`` —
+    ``docs/skew.md`` gives the example where the two readings differ.)"""
     counts = np.asarray(counts, dtype=np.int64)
     n = int(counts.sum())
+    rng = _rng(seed) if s1 is None or tiebreak is None else None
     if s1 is None:
-        s1 = int(np.flatnonzero(counts == counts.max())[0])
+        s1 = int(rng.choice(np.flatnonzero(counts == counts.max())))
     elif counts[s1] != counts.max():
         raise ParameterError(f"s1={s1} is not a most frequent value", parameter="s1", value=s1)
     a = counts.copy()
     a[s1] = int(level)
     if step2 == "unsafe-d":
-        return d_suppression_from(a, n, int(l), already=int(counts[s1] - level), tiebreak=tiebreak)
+        return d_suppression_from(a, n, int(l), already=int(counts[s1] - level), tiebreak=tiebreak, seed=rng)
     if step2 == "safe-d":
         srt = np.sort(a)[::-1]
         top = srt[0]
@@ -330,9 +356,11 @@ def r_suppression(counts: Any, l: Any, *, seed: Any = None) -> SuppressionPlan:
 
 @njit(cache=True)
 def _rsup_totals(fs: np.ndarray, n: int, l: int, hs: np.ndarray, levels: np.ndarray) -> np.ndarray:  # pragma: no cover
-    """|T_S| of R-suppression for each run ``(hs[k], levels[k])``; ``fs`` = counts sorted by
-    rank in ``T`` (padded with zeros). S1 moved to level F is ranked before every value of
-    ``T`` with count <= F (ties broken by the rank in ``T``)."""
+    """|T_S| of R-suppression for each run ``(hs[k], levels[k])``; ``fs`` = the counts sorted
+    in descending order (padded with zeros). S1 moved to level F is placed before the other
+    values with count <= F: any place among its equals gives the same total, because how many
+    records STEP-2 withholds never depends on the tie order (only which tied values lose
+    them), so this batched kernel needs no tie draw."""
     m = fs.size
     out = np.empty(hs.size, np.int64)
     a = np.empty(m, np.int64)
@@ -350,7 +378,7 @@ def _rsup_totals(fs: np.ndarray, n: int, l: int, hs: np.ndarray, levels: np.ndar
             a[q] = fs[i]
             q += 1
             i += 1
-        out[k] = _descend(a, n, l, fs[0] - f)
+        out[k] = descend(a, n, l, fs[0] - f)
     return out
 
 
@@ -382,7 +410,12 @@ def expected_suppression(counts: Any, l: Any, *, member: str = "r-suppression") 
     total = 0.0
     for h in np.flatnonzero(p) + 1:
         lo, hi = _levels(counts, int(h))
-        xs = [n - int(r_suppression_outcome(counts, l, int(h), f, step2=step2).sum()) for f in range(lo, hi + 1)]
+        # the total withheld does not depend on S1's identity among the tied maxima nor on
+        # the tie order: one fixed choice per level
+        s1 = int(np.argmax(counts))
+        key = np.arange(counts.size)
+        xs = [n - int(r_suppression_outcome(counts, l, int(h), f, step2=step2, s1=s1, tiebreak=key).sum())
+              for f in range(lo, hi + 1)]
         total += p[h - 1] * float(np.mean(xs))
     return total
 
@@ -450,26 +483,12 @@ def restore_eligibility(sa_codes: np.ndarray, l: Any, *, method: str = "r-suppre
 
 
 def l_for_model(model: Any) -> int:
-    """The ℓ to restore for a privacy model: its ``l`` (or ``1/alpha``), rounded up to an
-    integer; the largest over the members of a conjunction."""
-    import math
+    """The ℓ to restore for a privacy model: the ℓ it promises
+    (:func:`openbook.models.promise.promised_l_int`, rounded up), at least 2."""
+    from ..models.promise import promised_l_int
 
-    members = getattr(model, "models", None)
-    if members:
-        ls = [l_for_model(m) for m in members if _model_l(m) is not None]
-        if ls:
-            return max(ls)
-    x = _model_l(model)
-    if x is None:
+    l = promised_l_int(model)
+    if l is None:
         raise ParameterError(f"--skew needs an ℓ-type model (l=..., simple-l=..., alpha=...); "
                              f"got {model!r}", parameter="skew")
-    return max(2, math.ceil(x - 1e-9))
-
-
-def _model_l(model: Any) -> float | None:
-    if getattr(model, "l", None) is not None:
-        return float(model.l)
-    alpha = getattr(model, "alpha", None)
-    if alpha:
-        return 1.0 / float(alpha)
-    return None
+    return max(2, l)

@@ -18,6 +18,9 @@ Each adversary class declares
   individual's QIs, and for the audit their true SA) and/or ``"earlier"`` (earlier releases);
 * ``applies_to(release)``: whether its model of the adversary fits this release (e.g. the
   replay adversary needs an algorithm it can re-run), with the reason when it does not;
+* ``knows_algorithm(release)``: whether its posterior is the one of an adversary who knows
+  the release's algorithm — the certificate passes no release without such an adversary
+  (:func:`.awareness.awareness` names it, or says why there is none);
 * ``attack(release, *, original=None, earlier=())``.
 
 Parameters are keyword-only, stored unchanged and validated in one declared place
@@ -42,6 +45,12 @@ if TYPE_CHECKING:  # the interface module stays light: the CLI lists adversaries
 
 #: the kinds of knowledge an adversary may need
 KNOWLEDGE = ("original", "earlier")
+#: possible worlds the replay adversary samples per unit too large to enumerate — the one
+#: default of the CLI (``--worlds``), the Python API, the report and the certificate
+DEFAULT_WORLDS = 2_000
+#: the largest number of possible worlds on which the replay re-runs a whole algorithm
+#: (full-domain search: about 1.5 ms a run on a toy table)
+DEFAULT_RERUN_LIMIT = 5_000
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,12 @@ class Adversary(ABC):
     def applies_to(self, release: Any) -> Applies:
         """Whether this adversary's model fits ``release`` (default: every release)."""
         return Applies(True, "applies to every release")
+
+    def knows_algorithm(self, release: Any) -> Applies:
+        """Whether this adversary's posterior *is* that of an adversary who knows the
+        release's algorithm (paper 000 §2.4; paper 001 Assumption 3) — the one a certificate
+        must have run before it can pass. Default: no."""
+        return Applies(False, f"the {self.name} adversary does not model the algorithm")
 
     def missing_knowledge(self, *, original: Any = None, earlier: Sequence[Any] = ()) -> list[str]:
         """The knowledge this adversary needs and was not given."""

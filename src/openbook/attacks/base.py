@@ -7,6 +7,8 @@ standard errors where the posterior was sampled. The verdicts are derived from i
 
 * a tuple is **vulnerable** (paper 001 §7.1: *problematic*) when its largest posterior
   exceeds ``1/ℓ`` (paper 000 §2.4: the adversary learns more than the model promised);
+  a tuple the adversary could not evaluate is **unresolved** and every share counts it as
+  failing, never as safe (``vulnerable_fraction`` is the share *vulnerable or unresolved*);
 * the **max risk** is the largest posterior as a multiple of ``1/ℓ`` (paper 000 §5: the
   ``e/ℓ`` bound is stated that way);
 * the **average credibility of problematic tuples** (paper 001 Fig. 2(b), (d));
@@ -26,6 +28,9 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ParameterError
+# the ℓ a model promises is derived once, in openbook.models.promise; ``model_l`` stays importable
+# here for the replay package until it imports promised_l itself
+from ..models.promise import promised_l as model_l  # noqa: F401
 
 #: posteriors within this of the threshold count as equal to it (float round-off)
 TOL = 1e-12
@@ -160,6 +165,9 @@ class AuditSummary:
     n_unresolved: int
     n_sensitive: int | None
     n_vulnerable: int
+    #: vulnerable or unresolved: the people the audit cannot call safe
+    n_failing: int
+    #: ``n_failing`` over the people considered (unresolved count as failing)
     vulnerable_fraction: float
     vulnerable_sensitive_fraction: float | None
     vulnerable_per_sensitive: float | None
@@ -220,6 +228,9 @@ def summarize(result: AttackResult, *, l: float | None = None, m: float | None =
     vuln = evaluated & (mx > 1.0 / l + TOL)
     n_pub = int(published.sum())
     n_v = int(vuln.sum())
+    failing = vuln | unresolved
+    n_fail = int(failing.sum())
+    n_considered = int((evaluated | unresolved).sum())
     sens = None if result.sensitive is None else np.asarray(result.sensitive, dtype=bool) & published
     n_sens = None if sens is None else int(sens.sum())
     mmax = float(np.nanmax(mx[evaluated])) if evaluated.any() else float("nan")
@@ -246,28 +257,12 @@ def summarize(result: AttackResult, *, l: float | None = None, m: float | None =
     return AuditSummary(
         adversary=result.adversary, l=l, m=m, n_tuples=result.n_tuples, n_published=n_pub,
         n_absent_evaluated=int(absent_eval.sum()),
-        n_unresolved=int(unresolved.sum()), n_sensitive=n_sens, n_vulnerable=n_v,
-        vulnerable_fraction=n_v / int(evaluated.sum() + unresolved.sum()) if (evaluated.any() or unresolved.any()) else 0.0,
-        vulnerable_sensitive_fraction=(int((vuln & sens).sum()) / n_sens if sens is not None and n_sens else None),
-        vulnerable_per_sensitive=(n_v / n_sens if n_sens else None),
+        n_unresolved=int(unresolved.sum()), n_sensitive=n_sens, n_vulnerable=n_v, n_failing=n_fail,
+        vulnerable_fraction=n_fail / n_considered if n_considered else 0.0,
+        vulnerable_sensitive_fraction=(int((failing & sens).sum()) / n_sens if sens is not None and n_sens else None),
+        vulnerable_per_sensitive=(n_fail / n_sens if n_sens else None),
         max_posterior=mmax, max_risk_multiple=mmax * l,
         avg_credibility_problematic=float(mx[vuln].mean()) if n_v else None,
         m_confidential=bool(not evaluated.any() or mmax <= 1.0 / m + TOL) and not unresolved.any(),
         max_stderr=se, per_group=per, notes=dict(result.notes),
     )
-
-
-def model_l(model: Any) -> float | None:
-    """The ℓ a model promises (``1/ℓ`` bounds a posterior): ℓ of ℓ-diversity variants,
-    ``1/α`` of (α,k)-anonymity; the largest over a conjunction; ``None`` otherwise."""
-    if model is None:
-        return None
-    subs = getattr(model, "models", None)
-    if subs is not None:
-        vals = [v for v in (model_l(s) for s in subs) if v is not None]
-        return max(vals) if vals else None
-    if getattr(model, "l", None) is not None:
-        return float(model.l)
-    if getattr(model, "alpha", None) is not None:
-        return 1.0 / float(model.alpha)
-    return None

@@ -21,7 +21,8 @@ import numpy as np
 from ..errors import ParameterError
 from ..models.base import SADomain
 from ..release.release import Release
-from .base import AttackResult, model_l
+from ..models.promise import promised_l
+from .base import AttackResult
 
 
 def release_model(release: Release, model: Any = None) -> Any:
@@ -103,7 +104,7 @@ def baseline_attack(release: Release, *, model: Any = None, sensitive_set: str |
             sensitive = masks.any(axis=0)[vals]
     return AttackResult(
         adversary="baseline", posterior=post, targets=names, group=cls,
-        l=model_l(model) if l is None else l, sensitive=sensitive,
+        l=promised_l(model) if l is None else l, sensitive=sensitive,
         notes={"knowledge": "release only (uniform possible worlds within each class)",
                "n_classes": int(n_cls)},
     )

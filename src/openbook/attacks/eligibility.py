@@ -50,7 +50,7 @@ from typing import Any, Sequence
 import numpy as np
 from numba import njit
 
-from ..algorithms.suppression import _descend, r_suppression_outcome
+from ..algorithms.suppression import descend, r_suppression_outcome
 from ..errors import ParameterError
 
 PRIORS = ("uniform", "record")
@@ -192,7 +192,7 @@ def _log_like(B, v, c, n, l, fs, A, a, key, idx):  # pragma: no cover - numba
                 a[q] = A[order_a[q]]
             for q in range(m, a.size):
                 a[q] = 0
-            _descend(a, n, l, B[v] - f)
+            descend(a, n, l, B[v] - f)
             lp = _log_tie_probability(A, order_a, a, c)
             if lp > -np.inf:
                 like = _logaddexp(like, lp - math.log(l * (hi - lo + 1.0)))

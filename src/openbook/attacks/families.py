@@ -14,20 +14,13 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from .adversary import Adversary, Applies
-from .base import AttackResult, model_l
+from ..models.promise import promised_l
+from .adversary import DEFAULT_RERUN_LIMIT, DEFAULT_WORLDS, Adversary, Applies
+from .awareness import log_worlds, replay_method
+from .base import AttackResult
 
-#: algorithms the replay adversary re-runs (paper 000 §5.1); the Anatomy family publishes an
-#: SA-only grouping (Claim 4): replaying it excludes no world, which the replay reports.
-#: Full-domain *search* is left to the minimality adversary (paper 001 §4.1 is exactly its
-#: global-recoding attack): re-running the lattice search on every sampled world of a table
-#: the size of Adult is out of reach
-REPLAYABLE = ("gg", "rgg", "sg", "mondrian", "full-domain",
-              "anatomy", "base-ana", "gg-ana", "rgg-ana", "sg-ana", "set-anatomy")
 #: algorithms built to resist worst-case QI-based background knowledge (paper 003; Li & Li)
 BACKGROUND_ROBUST = ("art", "art-exact", "injector")
-
-
 def _is_int(v: Any) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
@@ -62,10 +55,11 @@ def algorithm_name(release: Any) -> str | None:
 # ---------------------------------------------------------------------------------------
 def alignment(release: Any, original: Any) -> Any:
     """Which published class and row each person of ``original`` sits in (the publisher's
-    exact knowledge when the release was just made, else matched by QI values)."""
-    from ..release.align import align
+    record: kept when the release was just made, or recomputed for a deterministic
+    algorithm; else matched by QI values — :func:`.replay.seating`)."""
+    from .replay import seating
 
-    return align(release, original)
+    return seating(release, original)
 
 
 def person_classes(release: Any, original: Any) -> np.ndarray:
@@ -89,12 +83,16 @@ def truth_in_targets(release: Any, original: Any, targets: Sequence[str]) -> np.
 
 def suppression_rule(release: Any) -> str:
     """How the release's algorithm chose whom to withhold (module :mod:`.absence`)."""
-    if int(release.meta.get("n_suppressed", 0) or 0) == 0:
+    n_sup = release.meta.get("n_suppressed")  # absent from a sidecar that does not publish it
+    if n_sup is not None and int(n_sup) == 0:
         return "none"
     prov = provenance(release)
     alg, params = prov.get("algorithm"), prov.get("params") or {}
     skew = release.meta.get("skew")
-    own = int(release.meta.get("n_suppressed", 0)) - int((skew or {}).get("n_suppressed", 0))
+    if skew and n_sup is not None and "n_suppressed" in skew:
+        own = int(n_sup) - int(skew["n_suppressed"])
+    else:  # the split is not published: the anonymizer withholds nobody at a budget of 0
+        own = 0 if not float(params.get("max_suppression") or 0.0) else None
     if skew and own == 0:
         return "skew"
     if skew:
@@ -220,21 +218,48 @@ class ReplayAdversary(Adversary):
     title = "Algorithm replay (the adversary knows the algorithm)"
     paper = "paper 000 §5.1; paper 001 Assumption 3"
     needs = frozenset({"original"})
-    _parameters = {"worlds": (10_000, _positive_int, "a positive integer"),
+    _parameters = {"worlds": (DEFAULT_WORLDS, _positive_int, "a positive integer"),
                    "world_seed": (0, _non_negative_int, "a non-negative integer"),
                    "exact_limit": (1e6, lambda v: _ge1(v), "a number >= 1"),
+                   "rerun_limit": (DEFAULT_RERUN_LIMIT, _positive_int, "a positive integer"),
                    "sensitive_set": (None, _name, "a sensitive set name")}
 
     def applies_to(self, release: Any) -> Applies:
         alg = algorithm_name(release)
-        if alg in REPLAYABLE:
-            return Applies(True, f"{alg} can be re-run on possible worlds")
-        return Applies(False, f"the release's algorithm ({alg or 'unrecorded'}) is not one the replay re-runs")
+        method = replay_method(release)
+        if method is None:
+            return Applies(False, f"the release's algorithm ({alg or 'unrecorded'}) is not one the replay re-runs")
+        if method == "rerun":
+            if int(release.meta.get("n_suppressed", 0) or 0):
+                return Applies(False, f"re-running {alg} needs every person's published class (it suppressed "
+                                      "people)")
+            lw = log_worlds(release)
+            limit = min(float(self.rerun_limit), float(self.exact_limit))
+            if lw > np.log(limit) + 1e-9:
+                return Applies(False, f"re-running {alg} on every possible world needs e^{lw:.1f} runs, more than "
+                                      f"rerun_limit={limit:g}")
+            return Applies(True, f"{alg} re-run on each of the e^{lw:.1f} possible worlds (exact)")
+        why = {"decisions": "its decisions are replayed on every possible world (paper 000 §5.1)",
+               "sa-only": "its grouping depends on the SA alone, so every possible world is equally likely to "
+                          "produce it (paper 000 Claim 4): the posterior is the class frequency",
+               "qi-only": "its grouping depends on the QIs alone; the classes it withholds are those failing "
+                          "the model"}[method]
+        return Applies(True, f"{alg}: {why}")
+
+    def knows_algorithm(self, release: Any) -> Applies:
+        return self.applies_to(release)
 
     def attack(self, release: Any, *, original: Any = None, earlier: Sequence[Any] = ()) -> AttackResult:
         from .baseline import choose_targets, release_model
         from .replay import replay_release
 
+        prov = provenance(release)
+        if prov.get("algorithm") == "anatomize" and replay_method(release) == "sa-only":
+            # anatomization of no base is Anatomy (paper 000 §5.3 footnote 4): replay it as Base(Ana)
+            import copy
+
+            release = copy.copy(release)
+            release.meta = {**release.meta, "algorithm": {**prov, "algorithm": "base-ana"}}
         group = person_classes(release, original)
         kept = np.flatnonzero(group >= 0)
         skew = bool(release.meta.get("skew"))
@@ -268,7 +293,12 @@ class ReplayAdversary(Adversary):
 
 class MinimalityAdversary(Adversary):
     """Exact credibility under the minimality principle (paper 001 §4–5): worlds in which a
-    less generalized release would already satisfy the requirement are excluded."""
+    less generalized release would already satisfy the requirement are excluded.
+
+    Its exclusion is Lemma 1 — class-local minimality — so it never declares itself the
+    algorithm-aware adversary of a catalog algorithm: for full-domain search (a lattice
+    choice coupling every class) it is paper 001 §7.1's adversary, whose findings can fail a
+    release but not pass it (docs/minimality.md)."""
 
     name = "minimality"
     title = "Minimality attack (exact credibility)"
@@ -283,7 +313,7 @@ class MinimalityAdversary(Adversary):
         alg = prov.get("algorithm")
         if not prov:
             return Applies(True, "no algorithm recorded: the paper's adversary assumes minimality")
-        if alg in REPLAYABLE:
+        if replay_method(release) not in (None, "rerun"):
             return Applies(False, f"the replay adversary, who knows {alg} exactly, applies instead")
         if prov.get("minimality"):
             return Applies(True, f"{alg} follows the minimality principle (paper 001 §4.1: global recoding)")
@@ -320,13 +350,13 @@ class BackgroundAdversary(Adversary):
         return Applies(False, f"{alg or 'the release'} makes no claim about background knowledge")
 
     def attack(self, release: Any, *, original: Any = None, earlier: Sequence[Any] = ()) -> AttackResult:
-        from .background import mine_knowledge
+        from ..inference.knowledge import mine_knowledge
         from .baseline import release_model
         from .robustness import audit_release
 
         model = release_model(release)
         params = provenance(release).get("params") or {}
-        r = self.r if self.r is not None else params.get("r") or model_l(model) or 2.0
+        r = self.r if self.r is not None else params.get("r") or promised_l(model) or 2.0
         set_name = self.sensitive_set or params.get("sensitive_set") or getattr(model, "sensitive_set", None)
         sensitive = None if not set_name else original.sa_domain.sensitive_mask(set_name)
         kn = mine_knowledge(original, max_size=self.max_attrs, min_support=self.min_support)
@@ -353,8 +383,10 @@ class BackgroundAdversary(Adversary):
                                                "original table (worst case, paper 003 §2)",
                                   "r": float(r), "methods": rep.methods, "mcmc_bound": rep.mcmc_bound,
                                   "min_support": kn.min_support})
-        if rep.mcmc_bound:
-            out.stderr = np.where(np.isnan(post), 0.0, rep.mcmc_bound / 3.0)
+        if rep.mcmc_bound:  # per person: 3 x stderr = the audit's stated bound above the estimate
+            se = np.zeros_like(post)
+            se[ok] = np.stack([rep.bound - rep.posterior, rep.set_bound - rep.set_posterior], axis=1)[row[ok]] / 3.0
+            out.stderr = np.where(np.isnan(post), 0.0, se)
         _, domain = release.sa_counts()
         m = domain.sensitive_mask(set_name) if set_name else None
         m = np.zeros(domain.n_values, dtype=bool) if m is None else np.asarray(m, dtype=bool)
@@ -382,7 +414,14 @@ class EligibilityAdversary(Adversary):
         skew = release.meta["skew"]
         counts, domain = release.sa_counts()
         published = counts.sum(axis=0).astype(np.int64)
-        n_input = int(release.meta.get("n_input"))
+        if release.meta.get("n_input") is None and original is not None:
+            release.learn_input_size(original.n_rows)
+        if release.meta.get("n_input") is None:  # |T| (paper 004 K2): not in a default sidecar
+            from ..errors import ParameterError
+
+            raise ParameterError("the eligibility adversary needs |T|, the input's row count, which the release "
+                                 "does not publish: give the original table (--original)", parameter="original")
+        n_input = int(release.meta["n_input"])
         l = skew.get("l")
         method = skew.get("method")
         ep = eligibility_attack(published, n_input, l, algorithm=method,
@@ -407,13 +446,23 @@ class EligibilityAdversary(Adversary):
 
 class LinkageAdversary(Adversary):
     """Linkage of this release with every earlier one (paper 002 §2.3): a person's classes
-    across releases intersect; the posterior bound is 1 / post-linkage diversity."""
+    across releases intersect; the figure is ``1 / post-linkage diversity`` (the number of SA
+    values left), so "above the target ``1/ℓ``" means diversity below ℓ. It is a *lower* bound
+    of the exact posterior (the largest of ``d`` probabilities summing to 1 is at least
+    ``1/d``; counting constraints across classes can raise it further — docs/linkage.md), and
+    exact where it matters most: diversity 1 is certainty.
+
+    ``l``: the least post-linkage diversity (default the release model's ℓ); the notes name
+    the earlier releases (by position) linked with each person below it. People whose
+    diversity is at least 2 and not below ℓ are *unresolved*: their exact posterior may still
+    exceed ``1/ℓ`` (tests/contract/test_adversary_brute_force.py finds posterior 1 for people
+    at diversity 2), so they count as failing, never as safe."""
 
     name = "linkage"
     title = "Linkage with earlier releases"
     paper = "paper 002 §2.3"
     needs = frozenset({"earlier"})
-    _parameters = {}
+    _parameters = {"l": (None, _ge1, "a number >= 1")}
 
     def attack(self, release: Any, *, original: Any = None, earlier: Sequence[Any] = ()) -> AttackResult:
         from .linkage import linkage
@@ -436,10 +485,21 @@ class LinkageAdversary(Adversary):
             post[in_new, 0] = np.where(d[in_new] > 0, 1.0 / d[in_new], 1.0)
         group = np.where(in_new, res.class_ids[:, -1], -1)
         group = np.where(group < -1, 0, group)
+        l = float(self.l) if self.l is not None else promised_l(_model(release))
+        below = in_new & (d < l - 1e-12) if l is not None else np.zeros(len(population), dtype=bool)
+        involved = [j for j in range(len(earlier)) if bool(res.matched[below, j].any())]
+        # 1/d is exact at d = 1 and a lower bound above: a person at 1/d > 1/ℓ is surely above
+        # the target; one at 1/d <= 1/ℓ (d >= 2) may still be above it — unresolved, never safe
+        unresolved = in_new & (d >= 2) & ~below
         return AttackResult(adversary="linkage", posterior=post, targets=["1/diversity"], group=group,
-                            l=model_l(_model(release)), unresolved=np.zeros(len(population), dtype=bool),
+                            l=l, unresolved=unresolved,
                             notes={"knowledge": f"{len(earlier)} earlier release(s) and every person's QI",
-                                   "population": pop_desc, "diversity_distribution": res.distribution()})
+                                   "figure": "1/post-linkage diversity (paper 002): exact at diversity 1, a lower "
+                                             "bound of the exact posterior above it; people at diversity >= 2 not "
+                                             "below l are unresolved",
+                                   "population": pop_desc, "diversity_distribution": res.distribution(),
+                                   "n_below_l": int(below.sum()), "earlier_involved": involved,
+                                   "n_disclosed": int((in_new & (d == 1)).sum())})
 
 
 def _model(release: Any) -> Any:

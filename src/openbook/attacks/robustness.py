@@ -1,138 +1,144 @@
 """r-robustness (paper 003 Def. 1) audit and the Δ measures of Theorem 1 (§4.1, §5).
 
 A release is *r-robust* when no individual ``t`` is linked to a sensitive value ``x`` with
-``p(t:x) > 1/r`` under the worst-case QI-based distribution (§2). The audit computes, for
-every published tuple, the exact posterior ``p(t:x)`` (eq. 1-3, via
-:mod:`openbook.attacks.permanent`) for **every** attribute set ``A`` of the knowledge and
-every sensitive value ``x`` of its A-group, and keeps the worst (§5: "we take the greatest
-such value"). A *problematic tuple* has a worst posterior above ``1/r``; the report gives
-their proportion among the *sensitive tuples* (tuples whose own value is sensitive, §5
-measure 3), the posterior of the whole sensitive set (``set_posterior``) beside it, and
-measure 4: the greatest probability deviation ``Δ`` (Def. 4-5) per A-group, attribute set
-and sensitive value, averaged as in §5, with Theorem 1's ``Δ_max`` (eq. 4) beside it.
+``p(t:x) > 1/r`` under the worst-case QI-based distribution (§2, mined by
+:mod:`openbook.inference.knowledge`). The audit computes, for every published tuple, the
+posterior ``p(t:x)`` (eq. 1-3) for **every** attribute set ``A`` of the knowledge and every
+sensitive value ``x`` of its A-group, and keeps the worst (§5: "we take the greatest such
+value"). A *problematic tuple* has a worst posterior above ``1/r``; the report gives their
+proportion among the *sensitive tuples* (tuples whose own value is sensitive, §5 measure 3),
+the posterior of the whole sensitive set (``set_posterior``) beside it, and measure 4: the
+greatest probability deviation ``Δ`` (Def. 4-5) per A-group, attribute set and sensitive
+value, averaged as in §5, with Theorem 1's ``Δ_max`` (eq. 4, :mod:`openbook.inference.theorem1`)
+beside it.
 
-Groups whose value DP would need more than ``max_states`` states are computed, per attribute
-set, by the exact DP over the tuples' row types (A-signatures, ``Π (n_a + 1)`` states) when
-that fits, else estimated by the Metropolis sampler (its stated bound is reported);
-``methods`` counts the groups per method (``exact_row_types``: every set exact that way;
-``mcmc``: at least one set sampled).
+**Methods, per (group, attribute set).** Exact by the cheaper of two DPs within
+``max_states`` states: over value multiplicity vectors (:mod:`openbook.inference.multiset_dp`)
+or over the tuples' row types, i.e. A-signatures (:mod:`openbook.inference.row_types`; the
+backward pass alone when the group holds one sensitive value). When neither fits, the
+Metropolis sampler (:mod:`openbook.inference.sampler`) estimates the posterior with a
+standard error; the report's ``bound`` is then, per tuple, the largest *upper bound* over
+the attribute sets — the exact posterior, or the estimate plus ``z·SE + 3/n`` — so
+``posterior <= true worst posterior <= bound`` up to the sampler's stated confidence.
+``methods`` counts the groups (``exact``: every set exact; ``mcmc``: at least one set
+sampled; ``unresolved``: too large for the sampler, or no world of positive weight) and,
+under ``pairs``, the (group, set) computations per method.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, parallel_chunksize, prange
 
 from ..errors import DataError, ParameterError
+from ..inference.knowledge import Knowledge
+from ..inference.multiset_dp import multiset_posteriors
+from ..inference.row_types import colseq_first, row_type_kernel, row_types
+from ..inference.sampler import sample_groups, sampled_posteriors
+from ..inference.states import DEFAULT_MAX_STATES
+from ..inference.theorem1 import delta_max
 from ..progress import track
-from .background import Knowledge
-from .permanent import (
-    DEFAULT_MAX_STATES,
-    _multiset_posteriors,
-    _row_type_posteriors,
-    n_states,
-    sampled_posteriors,
-)
 
-
-# ---------------------------------------------------------------------------------------
-# Theorem 1: Δ_max (eq. 4) and the expected minimum size N'_o (eq. 5)
-# ---------------------------------------------------------------------------------------
-def delta_max(N: Any, r: float, f_max: Any) -> np.ndarray:
-    """Theorem 1's bound ``Δ_max = (N - r) f / (f (r-1)/(1-f) + N - 1)`` (eq. 4, Def. 5),
-    vectorised; ``f = 1`` gives the limit 0."""
-    N = np.asarray(N, dtype=np.float64)
-    f = np.asarray(f_max, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        den = f * (r - 1.0) / (1.0 - f) + (N - 1.0)
-        out = (N - r) * f / den
-    return np.where(f >= 1.0, 0.0, out)
-
-
-def min_group_size(delta: Any, f_max: Any, r: float) -> np.ndarray:
-    """``N'_o``: the smallest integer ``N >= r`` with ``Δ <= Δ_max(N)`` (eq. 5), or
-    ``inf`` when no size suffices (``Δ >= f_max > 0``, or ``f_max = 1`` with ``Δ > 0``)."""
-    d = np.asarray(delta, dtype=np.float64)
-    f = np.asarray(f_max, dtype=np.float64)
-    d, f = np.broadcast_arrays(d, f)
-    out = np.full(d.shape, np.inf)
-    rr = math.ceil(r - 1e-12)
-    zero = d <= 0.0
-    out[zero] = rr
-    ok = (~zero) & (f > d) & (f < 1.0)
-    if ok.any():
-        fo, do = f[ok], d[ok]
-        n0 = (fo * (r - 1.0) * do / (1.0 - fo) - do + r * fo) / (fo - do)
-        n = np.maximum(np.ceil(n0 - 1e-9), rr)
-        # guard against rounding: step up while the bound is not met
-        for _ in range(3):
-            bad = delta_max(n, r, fo) < do
-            n = np.where(bad, n + 1, n)
-        out[ok] = n
-    return out
-
-
-#: Metropolis budget per (group, attribute set) in the audit (stated bound ~0.02 at p ~ 0.05)
-AUDIT_SAMPLER = {"n_chains": 2, "n_batches": 10, "batch_sweeps": 300, "n_burn": 200}
+#: Metropolis budget per (group, attribute set) in the audit
+AUDIT_SAMPLER = {"n_chains": 4, "n_batches": 10, "batch_sweeps": 15, "n_burn": 40}
+#: multiple of the standard error in a sampled posterior's stated bound
+AUDIT_Z = 4.0
 #: groups larger than this that no exact DP fits are reported *unresolved* (posterior NaN,
 #: counted in ``methods["unresolved"]`` and never counted as safe): the swap chain needs
-#: O(N) moves per sweep and its start assignment an N×N matrix (a 45,222-row group asked
-#: for 15 GB)
+#: O(N) moves per sweep and its fallback start an N×N matrix
 AUDIT_MAX_SAMPLED_ROWS = 5000
+#: calls of the exact kernel (progress steps) per audit
+_STEPS = 20
 
 
 # ---------------------------------------------------------------------------------------
 # the exact audit kernel
 # ---------------------------------------------------------------------------------------
 @njit(cache=True, parallel=True)
-def _audit_kernel(P, idx, sa, order, starts, sens, max_states, post, post_set, arg_set, method):  # pragma: no cover
-    G = starts.size - 1
+def _audit_kernel(P, idx, sa, order, starts, sens, g_lo, g_hi, max_states, post, post_set, arg_set, method,
+                  pending, n_pairs):  # pragma: no cover - compiled
+    """Exact posteriors of groups ``g_lo..g_hi-1`` for every attribute set the cheaper DP
+    fits; ``pending[g, s]`` marks the others, ``method[g]`` is 0 (no sensitive value), 1
+    (every set computed), 2 (some set pending) or 4 (no world of positive weight);
+    ``n_pairs[g]`` counts the sets done by the value DP and by the row-type DP."""
     n_sets = idx.shape[0]
     K_all = P.shape[1]
-    for g in prange(G):
+    for g in prange(g_lo, g_hi):
         a, b = starts[g], starts[g + 1]
         N = b - a
         local = np.full(K_all, -1, np.int64)
         vals = np.empty(N, np.int64)
         mult = np.zeros(N, np.int64)
         K = 0
-        has_sens = False
+        n_sens = 0
+        first = -1
         for q in range(a, b):
             v = sa[order[q]]
             if local[v] < 0:
                 local[v] = K
                 vals[K] = v
-                K += 1
                 if sens[v]:
-                    has_sens = True
+                    n_sens += 1
+                    first = K
+                K += 1
             mult[local[v]] += 1
         for q in range(a, b):
             post[order[q]] = 0.0
             post_set[order[q]] = 0.0
             arg_set[order[q]] = -1
-        if not has_sens:
+        if n_sens == 0:
             method[g] = 0
             continue
-        S = 1.0
+        if n_sens > 1:
+            first = -1  # several sensitive values: every column of the row-type DP
+        m = mult[:K].copy()
+        seq = colseq_first(m, first)
+        s_val = 1.0
         for k in range(K):
-            S *= mult[k] + 1
-        if S > max_states:
-            method[g] = 2
-            continue
-        method[g] = 1
+            s_val *= m[k] + 1
+        cost_val = 2.0 * s_val * K if s_val <= max_states else np.inf
         W = np.empty((N, K))
         out = np.empty((N, K))
-        m = mult[:K].copy()
+        rows_s = np.empty(N, np.int64)
+        tj = np.empty(N, np.int64)
+        method[g] = 1
         for s in range(n_sets):
             for j in range(N):
-                row = idx[s, order[a + j]]
-                for k in range(K):
-                    W[j, k] = P[row, vals[k]]
-            _multiset_posteriors(W, m, out)
+                rows_s[j] = idx[s, order[a + j]]
+            types, cnt = row_types(rows_s)
+            T = types.size
+            s_row = 1.0
+            for t in range(T):
+                s_row *= cnt[t] + 1
+            cost_row = (1.0 if first >= 0 else 2.0) * s_row * T if s_row <= max_states else np.inf
+            if cost_row == np.inf and cost_val == np.inf:
+                pending[g, s] = True
+                method[g] = 2
+                continue
+            if cost_row <= cost_val:
+                Wt = np.empty((T, K))
+                for t in range(T):
+                    for k in range(K):
+                        Wt[t, k] = P[types[t], vals[k]]
+                ot = np.empty((T, K))
+                good = row_type_kernel(Wt, cnt, seq, first >= 0, ot)
+                for j in range(N):
+                    tj[j] = np.searchsorted(types, rows_s[j])
+                    for k in range(K):
+                        out[j, k] = ot[tj[j], k]
+                n_pairs[g, 1] += 1
+            else:
+                for j in range(N):
+                    for k in range(K):
+                        W[j, k] = P[rows_s[j], vals[k]]
+                good = multiset_posteriors(W, m, out) > -np.inf
+                n_pairs[g, 0] += 1
+            if not good:
+                method[g] = 4
+                break
             for j in range(N):
                 t = order[a + j]
                 best = 0.0
@@ -161,13 +167,19 @@ class RobustnessReport:
     group: np.ndarray
     set_names: list[str]
     methods: dict[str, int]
-    mcmc_bound: float  # largest stated error bound of a sampled posterior (0 if none)
+    #: largest ``bound - posterior`` over the tuples: 0 when every posterior is exact
+    mcmc_bound: float
     delta: dict[str, Any] = field(default_factory=dict)
     #: False when the tuple-level SA is unknown (a bucketized release audited without the
     #: original SA): ``sensitive`` then only has the right count per group
     sensitive_exact: bool = True
     #: tuples of groups too large for any exact method or the sampler (posterior NaN)
     unresolved: np.ndarray | None = None
+    #: per tuple, an upper bound of its worst posterior: the posterior where every set was
+    #: exact, else the largest ``estimate + z·SE + 3/n`` of a sampled set (module docstring)
+    bound: np.ndarray | None = None
+    #: the same for ``set_posterior``
+    set_bound: np.ndarray | None = None
 
     @property
     def n_unresolved(self) -> int:
@@ -199,12 +211,14 @@ class RobustnessReport:
         return self.n_problematic == 0 and self.n_unresolved == 0
 
     def to_dict(self) -> dict[str, Any]:
-        worst = int(np.argmax(self.posterior)) if self.posterior.size else -1
+        ok = ~np.isnan(self.posterior)
+        worst = int(np.flatnonzero(ok)[np.argmax(self.posterior[ok])]) if ok.any() else -1
         return {
             "adversary": "background (worst-case QI-based distribution, paper 003)",
             "r": self.r, "robust": self.robust, "n_unresolved": self.n_unresolved,
-            "max_posterior": float(self.posterior.max(initial=0.0)),
-            "max_set_posterior": float(self.set_posterior.max(initial=0.0)),
+            "max_posterior": float(np.nanmax(self.posterior, initial=0.0)),
+            "max_set_posterior": float(np.nanmax(self.set_posterior, initial=0.0)),
+            "max_bound": None if self.bound is None else float(np.nanmax(self.bound, initial=0.0)),
             "worst_attribute_set": self.set_names[self.worst_set[worst]] if worst >= 0 and self.worst_set[worst] >= 0
             else None,
             "n_problematic": self.n_problematic, "n_sensitive_tuples": int(self.sensitive.sum()),
@@ -237,7 +251,9 @@ def _sensitive_mask(knowledge: Knowledge, sensitive: Any) -> np.ndarray:
 def audit_groups(knowledge: Knowledge, qi_codes: np.ndarray, sa_codes: np.ndarray, group: np.ndarray, *,
                  r: float, sensitive: Any = None, max_states: int = DEFAULT_MAX_STATES, seed: int = 0,
                  with_delta: bool = True, sampler: dict | None = None) -> RobustnessReport:
-    """Exact r-robustness audit of a grouping of tuples.
+    """r-robustness audit of a grouping of tuples: exact posteriors where a DP fits
+    ``max_states``, sampled ones (seeded by ``seed``; budget ``AUDIT_SAMPLER`` updated by
+    ``sampler``) with a per-tuple upper bound elsewhere (module docstring).
 
     ``qi_codes`` (n, |QI|) and ``sa_codes`` (n,) are in the knowledge's coding; ``group``
     gives each row's A-group (``-1``: not published, ignored). ``sensitive`` is a boolean
@@ -258,59 +274,104 @@ def audit_groups(knowledge: Knowledge, qi_codes: np.ndarray, sa_codes: np.ndarra
     gsorted = group[order]
     uniq_g = np.unique(gsorted)
     starts = np.searchsorted(gsorted, np.append(uniq_g, np.iinfo(np.int64).max)).astype(np.int64)
+    G = uniq_g.size
     post = np.zeros(n)
     post_set = np.zeros(n)
     arg = np.full(n, -1, dtype=np.int64)
-    method = np.zeros(uniq_g.size, dtype=np.int64)
-    _audit_kernel(P, idx, sa, order.astype(np.int64), starts, sens, float(max_states), post, post_set, arg, method)
-    mcmc_bound = 0.0
+    method = np.zeros(G, dtype=np.int64)
+    pending = np.zeros((G, idx.shape[0]), dtype=bool)
+    n_pairs = np.zeros((G, 2), dtype=np.int64)
+    order = order.astype(np.int64)
+    step = max(256, -(-G // _STEPS))
+    chunks = [(lo, min(lo + step, G)) for lo in range(0, G, step)]
+    for lo, hi in track(chunks, "background adversary: exact posteriors"):
+        with parallel_chunksize(1):  # dynamic scheduling: the costly groups are not spread evenly
+            _audit_kernel(P, idx, sa, order, starts, sens, lo, hi, float(max_states), post, post_set, arg, method,
+                          pending, n_pairs)
+    sizes = np.diff(starts)
     unresolved = np.zeros(n, dtype=bool)
-    big = np.flatnonzero(method == 2)
-    for gi in track(big.tolist(), "background adversary: large groups"):  # too large for the value DP
-        rows = order[starts[gi]:starts[gi + 1]]
-        if rows.size > AUDIT_MAX_SAMPLED_ROWS:
-            unresolved[rows] = True
-            method[gi] = 4
-            continue
-        vals, inv = np.unique(sa[rows], return_inverse=True)
-        mult = np.bincount(inv)
-        sv = sens[vals]
-        all_exact = True
-        for s in range(idx.shape[0]):
-            types, tinv = np.unique(idx[s, rows], return_inverse=True)
-            cnt = np.bincount(tinv).astype(np.int64)
-            if n_states(cnt) <= max_states:  # exact: DP over the tuples' row types (A-signatures)
-                out = np.empty((types.size, vals.size))
-                _row_type_posteriors(np.ascontiguousarray(P[types][:, vals]), cnt, mult.astype(np.int64), out)
-                est = out[tinv]
-            else:
-                res = sampled_posteriors(P[idx[s, rows]][:, vals], mult, seed=[seed, gi, s],
-                                         **({**AUDIT_SAMPLER, **(sampler or {})}))
-                est = res.estimate
-                mcmc_bound = max(mcmc_bound, float(res.bound[:, sv].max()))
-                all_exact = False
-            best = est[:, sv].max(axis=1)
-            tot = est[:, sv].sum(axis=1)
-            upd = best > post[rows]
-            arg[rows[upd]] = s
-            post[rows] = np.maximum(post[rows], best)
-            post_set[rows] = np.maximum(post_set[rows], tot)
-        method[gi] = 3 if all_exact else 2
-    post[group < 0] = np.nan
-    post_set[group < 0] = np.nan
+    too_big = (method == 2) & (sizes > AUDIT_MAX_SAMPLED_ROWS)
+    for g in np.flatnonzero((method == 4) | too_big).tolist():
+        unresolved[order[starts[g]:starts[g + 1]]] = True
+    method[too_big] = 4
+    pending[method == 4] = False
+    bound, set_bound = post.copy(), post_set.copy()  # exact so far
+    n_sampled = _sample_pending(P, idx, sa, order, starts, sens, pending, seed, {**AUDIT_SAMPLER, **(sampler or {})},
+                                post, post_set, arg, bound, set_bound)
+    post[unresolved | (group < 0)] = 0.0
+    post_set[unresolved | (group < 0)] = 0.0
+    bound[group < 0] = 0.0
+    set_bound[group < 0] = 0.0
+    mcmc_bound = float(max((bound - post).max(initial=0.0), (set_bound - post_set).max(initial=0.0)))
+    for arr in (post, post_set, bound, set_bound):
+        arr[unresolved] = np.nan
     methods = {"no_sensitive_value": int((method == 0).sum()), "exact": int((method == 1).sum()),
-               "exact_row_types": int((method == 3).sum()), "mcmc": int((method == 2).sum()),
-               "unresolved": int((method == 4).sum())}
-    post, post_set = np.nan_to_num(post, nan=0.0), np.nan_to_num(post_set)
-    post[unresolved] = np.nan
-    post_set[unresolved] = np.nan
+               "mcmc": int((method == 2).sum()), "unresolved": int((method == 4).sum()),
+               "pairs": {"value_dp": int(n_pairs[:, 0].sum()), "row_type_dp": int(n_pairs[:, 1].sum()),
+                         "sampled": n_sampled}}
     rep = RobustnessReport(r=float(r), posterior=post, set_posterior=post_set,
                            worst_set=arg, sensitive=sens[sa] & (group >= 0), group=group,
                            set_names=knowledge.set_names(), methods=methods, mcmc_bound=mcmc_bound,
-                           unresolved=unresolved)
+                           unresolved=unresolved, bound=bound, set_bound=set_bound)
     if with_delta:
         rep.delta = delta_summary(knowledge, P, idx, sa, group, r=r, sensitive=sens)
     return rep
+
+
+def _sample_pending(P: np.ndarray, idx: np.ndarray, sa: np.ndarray, order: np.ndarray, starts: np.ndarray,
+                    sens: np.ndarray, pending: np.ndarray, seed: int, params: dict[str, Any], post: np.ndarray,
+                    post_set: np.ndarray, arg: np.ndarray, bound: np.ndarray, set_bound: np.ndarray) -> int:
+    """Sample every pending (group, attribute set) pair (in parallel, seeded per pair) and
+    fold the estimates into ``post``/``post_set``/``arg`` and the stated upper bounds into
+    ``bound``/``set_bound``. Returns the number of pairs sampled."""
+    pg, ps = np.nonzero(pending)
+    if pg.size == 0:
+        return 0
+    n_chains, n_batches = int(params["n_chains"]), int(params["n_batches"])
+    batch_sweeps, n_burn = int(params["batch_sweeps"]), int(params["n_burn"])
+    z = float(params.get("z", AUDIT_Z))
+    seeds = np.stack([np.random.default_rng([seed, int(g), int(s)]).integers(2**31 - 1, size=n_chains)
+                      for g, s in zip(pg.tolist(), ps.tolist())]).astype(np.int64)
+    sizes = (starts[pg + 1] - starts[pg]).astype(np.int64)
+    # chunks of pairs of about equal work (rows x pairs) for the progress bar
+    work = np.cumsum(sizes)
+    n_chunks = int(min(pg.size, max(1, work[-1] // 20_000)))
+    cuts = np.searchsorted(work, np.linspace(0, work[-1], n_chunks + 1)[1:-1])
+    for part in track(np.split(np.arange(pg.size), cuts), "background adversary: sampled posteriors"):
+        if part.size == 0:
+            continue
+        g, s = pg[part].astype(np.int64), ps[part].astype(np.int64)
+        offs = np.concatenate([[0], np.cumsum(sizes[part])]).astype(np.int64)
+        est_max, bnd_max = np.zeros(offs[-1]), np.zeros(offs[-1])
+        est_sum, bnd_sum = np.zeros(offs[-1]), np.zeros(offs[-1])
+        ok = np.zeros(part.size, dtype=bool)
+        with parallel_chunksize(1):
+            sample_groups(P, idx, sa, order, starts, sens, g, s, seeds[part], n_burn, n_batches, batch_sweeps, z,
+                          offs, est_max, bnd_max, est_sum, bnd_sum, ok)
+        for m in np.flatnonzero(~ok).tolist():  # greedy found no start: the Hungarian method
+            rows = order[starts[g[m]]:starts[g[m] + 1]]
+            vals, inv = np.unique(sa[rows], return_inverse=True)
+            res = sampled_posteriors(P[idx[s[m], rows]][:, vals], np.bincount(inv), seed=seeds[part[m]].tolist(),
+                                     n_chains=n_chains, n_batches=n_batches, batch_sweeps=batch_sweeps,
+                                     n_burn=n_burn, z=z, track=sens[vals])
+            sv = sens[vals]
+            sl = slice(offs[m], offs[m + 1])
+            est_max[sl] = res.estimate[:, sv].max(axis=1)
+            bnd_max[sl] = (res.estimate + res.bound)[:, sv].max(axis=1)
+            est_sum[sl] = res.estimate[:, sv].sum(axis=1)
+            bnd_sum[sl] = est_sum[sl] + res.bound[:, sv].sum(axis=1)
+        rows = np.concatenate([order[starts[gg]:starts[gg + 1]] for gg in g.tolist()])
+        set_of = np.repeat(s, np.diff(offs))
+        # pairs of one group cover the same rows: fold pair by pair (np.maximum.at)
+        upd_order = np.lexsort((est_max,))  # ascending: the last write of arg wins with the largest estimate
+        r_sorted, e_sorted, s_sorted = rows[upd_order], est_max[upd_order], set_of[upd_order]
+        better = e_sorted > post[r_sorted]
+        arg[r_sorted[better]] = s_sorted[better]
+        np.maximum.at(post, rows, est_max)
+        np.maximum.at(post_set, rows, est_sum)
+        np.maximum.at(bound, rows, bnd_max)
+        np.maximum.at(set_bound, rows, bnd_sum)
+    return int(pg.size)
 
 
 def delta_summary(knowledge: Knowledge, P: np.ndarray, idx: np.ndarray, sa: np.ndarray, group: np.ndarray, *,

@@ -49,6 +49,14 @@ class Parser(argparse.ArgumentParser):
     """argparse with openbook's error form: one line naming the problem, exit code 2 (not
     the usage block argparse prints)."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        import re
+
+        # a value such as ``-1,0,0`` or ``-0.5`` is a (bad) value of the flag before it, not an
+        # unknown option: the flag's own check then names it (``--levels '-1,0,0' ...``)
+        self._negative_number_matcher = re.compile(r"^-\d[\d,.eE+-]*$|^-\.\d+$")
+
     def error(self, message: str):  # type: ignore[override]
         import sys
 
@@ -130,21 +138,102 @@ def fmt(v: Any) -> str:
 
 
 
+def max_risk_option(g: Any, *, what: str) -> None:
+    """``--max-risk R``: the posterior target (default the model's 1/ℓ, or α); ``what``
+    says what happens above it in this command."""
+    g.add_argument("--max-risk", type=PROBABILITY_ABOVE_0, metavar="R", help="largest posterior any adversary may "
+                   f"reach (default: the model's 1/l, or alpha); {what}")
+
+
+def max_reid_risk_option(g: Any, *, what: str) -> None:
+    """``--max-reid-risk R``: the target of identity disclosure."""
+    g.add_argument("--max-reid-risk", type=PROBABILITY_ABOVE_0, metavar="R", help="largest re-identification "
+                   "probability of any record (prosecutor risk, or journalist risk with --population-size or "
+                   f"--sampling-fraction); {what}")
+
+
+def worlds_option(g: Any) -> None:
+    """``--worlds N``: the replay adversary's sample size (default: the adversary's own)."""
+    from ..attacks.adversary import DEFAULT_WORLDS
+
+    g.add_argument("--worlds", type=POSITIVE_INT, metavar="N", help="replay adversary: possible worlds sampled per "
+                   f"unit too large to enumerate (default {DEFAULT_WORLDS}; sampled posteriors count with 3 "
+                   "standard errors)")
+
+
+def against_registry_option(g: Any) -> None:
+    """``--against-registry DIR_OR_DB``: earlier releases (the linkage adversary)."""
+    g.add_argument("--against-registry", metavar="DIR_OR_DB", help="earlier releases of the same people (a "
+                   "registry folder or database): the linkage adversary links this release with them")
+
+
+def adversary_option(g: Any, *, several: bool) -> None:
+    """``--adversary``: one registered adversary (``audit``) or a comma-separated list
+    (``certify``, ``report``; default every one that applies)."""
+    from ..attacks.adversary import ADVERSARY_NAMES
+
+    if several:
+        g.add_argument("--adversary", metavar="NAMES", help="comma-separated adversaries to run ("
+                       f"{', '.join(ADVERSARY_NAMES)}); default: every one that applies. The verdict passes only "
+                       "when the adversary who knows the algorithm is among them")
+    else:
+        g.add_argument("--adversary", choices=ADVERSARY_NAMES, default="baseline",
+                       help="the adversary (default baseline)")
+
+
+def earlier_releases(path: Any) -> list[Any]:
+    """The releases of the registry at ``path`` (``--against-registry``), oldest first."""
+    if not path:
+        return []
+    from ..release.registry import ReleaseRegistry
+
+    return [r for _, r in ReleaseRegistry(path, create=False).releases()]
+
+
+class Removed(argparse.Action):
+    """A flag that is gone: using it is a one-line usage error naming what replaced it."""
+
+    def __init__(self, option_strings, dest, *, instead: str, **kw) -> None:
+        super().__init__(option_strings, dest, nargs="?", help=argparse.SUPPRESS, **kw)
+        self.instead = instead
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(f"{option_string} is gone: {self.instead}")
+
+
+def removed_l_option(p: argparse.ArgumentParser) -> None:
+    """The old ``--l``, which meant both the posterior threshold 1/l and the post-linkage ℓ."""
+    p.add_argument("--l", action=Removed, instead="use --max-risk R for the posterior target (1/l) or --linkage-l L "
+                   "for the post-linkage diversity every person must keep")
+
+
+def linkage_l_option(g: Any) -> None:
+    """``--linkage-l L``: the post-linkage diversity ℓ (paper 002 §2.3)."""
+    g.add_argument("--linkage-l", type=AT_LEAST_1, metavar="L", help="linkage adversary: the least post-linkage "
+                   "diversity every person must keep (posterior target 1/L; default: the release model's l)")
+
+
 def certify_options(p: argparse.ArgumentParser) -> None:
     """The certificate's options (``anonymize``, ``certify``)."""
     g = p.add_argument_group("certificate")
-    g.add_argument("--max-risk", type=PROBABILITY_ABOVE_0, metavar="R", help="largest posterior any adversary may reach "
-                   "(default: the model's 1/l, or alpha); above it nothing is written and the exit code is 3")
-    g.add_argument("--max-reid-risk", type=PROBABILITY_ABOVE_0, metavar="R", help="largest re-identification "
-                   "probability of any record (prosecutor risk, or journalist risk with --population-size or "
-                   "--sampling-fraction); above it nothing is written and the exit code is 3 (default: not checked)")
-    g.add_argument("--worlds", type=POSITIVE_INT, help="replay adversary: possible worlds sampled per unit too "
-                   "large to enumerate (default 2000; sampled posteriors count with 3 standard errors)")
-    g.add_argument("--against-registry", metavar="DIR_OR_DB", help="earlier releases of the same people: the "
-                   "linkage adversary certifies against them")
+    refuses = ("above it nothing is written and the exit code is 3" if p.prog.split()[-1] == "anonymize"
+               else "above it the verdict is fail and the exit code is 3")
+    max_risk_option(g, what=refuses)
+    max_reid_risk_option(g, what=refuses + " (default: not checked)")
+    worlds_option(g)
+    against_registry_option(g)
     if p.prog.split()[-1] == "anonymize":
         g.add_argument("--no-certify", action="store_true", help="write without certifying (the sidecar says so)")
     identity_options(p)
+
+
+def certify_params(args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """The adversaries' parameters the certificate's flags give (only those given: every
+    default is the adversary's own)."""
+    out: dict[str, dict[str, Any]] = {"reidentification": reid_params(args)}
+    if getattr(args, "worlds", None) is not None:
+        out["replay"] = {"worlds": args.worlds}
+    return out
 
 
 class status:
@@ -219,7 +308,9 @@ def load_original(args: argparse.Namespace, release: Any) -> Any:
             hier.pop(col, None)
         else:
             hier[col] = h
-    return encode(frame, schema, {k: v for k, v in hier.items() if k in used}, source=str(src))
+    table = encode(frame, schema, {k: v for k, v in hier.items() if k in used}, source=str(src))
+    release.learn_input_size(table.n_rows)  # |T|, hence the withheld count: the auditor's, not the file's
+    return table
 
 
 def lazy_epilog(parser: argparse.ArgumentParser, make: Any) -> None:

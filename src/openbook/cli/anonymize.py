@@ -11,14 +11,15 @@ from ._common import (
     FRACTION,
     SEED,
     certify_options,
+    certify_params,
     config_from_args,
+    earlier_releases,
     emit,
     input_options,
     int_list,
     lazy_epilog,
     output_options,
     print_table,
-    reid_params,
     status,
 )
 
@@ -89,15 +90,13 @@ def certify_from_args(args: argparse.Namespace, cfg, release, table) -> None:
         c["enabled"] = False
     if args.against_registry:
         c["against_registry"] = args.against_registry
-    earlier = []
-    if c.get("against_registry"):
-        from ..release.registry import ReleaseRegistry
-
-        earlier = [r for _, r in ReleaseRegistry(c["against_registry"], create=False).releases()]
+    earlier = earlier_releases(c.get("against_registry"))
+    params = certify_params(args)
+    if c.get("worlds") is not None:  # else the replay adversary's own default
+        params["replay"] = {"worlds": int(c["worlds"])}
     with status("certifying the release", quiet=args.quiet) as st:
         certify_release(release, original=table, earlier=earlier, max_risk=c.get("max_risk"),
-                        max_reid_risk=args.max_reid_risk, enabled=bool(c.get("enabled", True)),
-                        params={"replay": {"worlds": int(c.get("worlds", 2000))}, "reidentification": reid_params(args)},
+                        max_reid_risk=args.max_reid_risk, enabled=bool(c.get("enabled", True)), params=params,
                         on_step=lambda name: st.update(f"certifying: the {name} adversary"))
 
 
@@ -107,7 +106,11 @@ def cmd_anonymize(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     cfg, table, release = anonymize_from_args(args)
     certify_from_args(args, cfg, release, table)
-    files = save_release(release, cfg.output["path"], force=args.force, inputs=_input_files(args, cfg))
+    cfg.set("output", "publish_suppressed_count", args.publish_suppressed_count)
+    cfg.set("output", "publish_identifier_names", args.publish_identifier_names)
+    files = save_release(release, cfg.output["path"], force=args.force, inputs=_input_files(args, cfg),
+                         publish_suppressed_count=bool(cfg.output.get("publish_suppressed_count", False)),
+                         publish_identifier_names=bool(cfg.output.get("publish_identifier_names", False)))
     m = release.meta
     payload = {
         "files": [str(f) for f in files],
@@ -194,6 +197,11 @@ def add_parser(sub: Any) -> None:
                    "FILE.json beside it)")
     a.add_argument("--force", action="store_true", help="replace an existing release at --output (the old one "
                    "stays intact until the new one is complete); never an input")
+    a.add_argument("--publish-suppressed-count", action="store_true", default=None,
+                   help="also write the input row count and the suppressed/withheld counts into the sidecar (by "
+                   "default none is published: the number R-suppression withholds is randomized to hide it)")
+    a.add_argument("--publish-identifier-names", action="store_true", default=None,
+                   help="also write the names of the dropped identifier columns into the sidecar")
     certify_options(a)
     output_options(a)
     a.set_defaults(func=cmd_anonymize)

@@ -1,6 +1,11 @@
 """``openbook audit``: one adversary against a saved release, per person — the baseline,
 minimality (paper 001), replay (paper 000), background (paper 003), eligibility (paper 004),
-linkage with a registry of earlier releases (paper 002) — through the adversary registry."""
+linkage with a registry of earlier releases (paper 002) — through the adversary registry.
+
+A person is *vulnerable* when the adversary's posterior exceeds the target (``--max-risk R``,
+default the model's 1/ℓ; for the linkage adversary ``--linkage-l L`` says the same as
+``--max-risk 1/L``: the least post-linkage diversity); unresolved people count as failing in
+every share."""
 
 from __future__ import annotations
 
@@ -11,12 +16,19 @@ from ._common import (
     AT_LEAST_1,
     POSITIVE_INT,
     SEED,
+    adversary_option,
+    against_registry_option,
+    earlier_releases,
     emit,
+    linkage_l_option,
     load_original,
+    max_risk_option,
     original_options,
     output_options,
     print_table,
+    removed_l_option,
     status,
+    worlds_option,
 )
 
 
@@ -26,7 +38,8 @@ def adversary_params(args: argparse.Namespace, name: str) -> dict[str, Any]:
              "replay": {"worlds": args.worlds, "world_seed": args.seed, "sensitive_set": args.set},
              "minimality": {"sensitive_set": args.set, "exact": args.exact or None},
              "background": {"r": args.r, "min_support": args.min_support, "max_attrs": args.max_attrs,
-                            "sensitive_set": args.set}}.get(name, {})
+                            "sensitive_set": args.set},
+             "linkage": {"l": args.linkage_l}}.get(name, {})
     return {k: v for k, v in flags.items() if v is not None}
 
 
@@ -40,24 +53,23 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
         check_plain_output(args.posteriors_out, force=args.force, inputs=[args.release, args.original],
                            what="--posteriors-out")
+    if args.linkage_l is not None and args.adversary != "linkage":
+        raise ParameterError(f"--linkage-l is the linkage adversary's (this audit runs the {args.adversary} "
+                             "adversary): give --max-risk R for its posterior target", parameter="linkage-l")
     release = load_release(args.release)
     adv = make_adversary(args.adversary, **adversary_params(args, args.adversary))
     original = load_original(args, release)
-    earlier = []
-    if args.against_registry:
-        from ..release.registry import ReleaseRegistry
-
-        earlier = [r for _, r in ReleaseRegistry(args.against_registry, create=False).releases()]
+    earlier = earlier_releases(args.against_registry)
     applies = adv.applies_to(release)
     if not applies:
         raise ParameterError(f"the {adv.name} adversary does not apply to this release: {applies.reason}",
                              parameter="adversary", value=adv.name)
     with status(f"the {adv.name} adversary", quiet=args.quiet):
         result = adv.run(release, original=original, earlier=earlier)
-    l = args.l if args.l is not None else result.l
+    l = 1.0 / args.max_risk if args.max_risk is not None else result.l
     if l is None:
-        raise ParameterError("the release's model promises no posterior bound: give --l (threshold 1/l)",
-                             parameter="l")
+        raise ParameterError("the release's model promises no posterior bound: give --max-risk R (the target "
+                             "posterior)", parameter="max-risk")
     summary = result.summary(l=l, m=args.m)
     if args.posteriors_out:
         from ..release.io import write_plain
@@ -66,28 +78,37 @@ def cmd_audit(args: argparse.Namespace) -> int:
         write_plain(args.posteriors_out, lambda t: frame.to_csv(t, index=False))
     payload = summary.to_dict(groups=20)
     payload.update(adversary=adv.name, paper=adv.paper, posteriors_out=args.posteriors_out)
-    emit(args, payload, lambda d: print_table(f"audit ({adv.name}, {adv.paper})", [
-        (k, v) for k, v in d.items() if k not in ("summary", "per_group", "notes")]))
+    emit(args, payload, lambda d: print_table(f"audit ({adv.name}, {adv.paper})", _rows(d)))
     return 0
 
 
-def add_parser(sub: Any) -> None:
-    from ..attacks.adversary import ADVERSARY_NAMES
+#: the terminal's words for the summary's keys (the JSON keeps the keys)
+_LABELS = {"n_vulnerable": "vulnerable (above the target)", "n_unresolved": "unresolved (count as failing)",
+           "n_failing": "vulnerable or unresolved",
+           "vulnerable_fraction": "vulnerable or unresolved, share of the people considered"}
 
+
+def _rows(d: dict[str, Any]) -> list[tuple[str, Any]]:
+    rows = [(_LABELS.get(k, k), v) for k, v in d.items() if k not in ("summary", "per_group", "notes")]
+    return [(k, f"{v:.2%}" if k == _LABELS["vulnerable_fraction"] else v) for k, v in rows]
+
+
+def add_parser(sub: Any) -> None:
     u = sub.add_parser("audit", help="one adversary against a saved release, per person")
     u.add_argument("release", help="the release (its data file, sidecar or database file)")
-    u.add_argument("--adversary", choices=ADVERSARY_NAMES, default="baseline", help="adversary (default baseline)")
+    adversary_option(u, several=False)
     original_options(u, required_for="; replay, minimality and background need it")
-    u.add_argument("--against-registry", metavar="DIR_OR_DB", help="earlier releases (the linkage adversary)")
-    u.add_argument("--l", type=AT_LEAST_1, help="posterior threshold 1/l of 'vulnerable' (default: the release "
-                   "model's l; linkage: the post-linkage diversity l)")
-    u.add_argument("--m", type=AT_LEAST_1, help="m of m-confidentiality (default: l)")
+    against_registry_option(u)
+    g = u.add_argument_group("the target")
+    max_risk_option(g, what="people above it are vulnerable")
+    linkage_l_option(g)
+    g.add_argument("--m", type=AT_LEAST_1, help="m of m-confidentiality (default: 1 / the target)")
+    removed_l_option(u)
     u.add_argument("--posteriors-out", metavar="CSV", help="write every person's posteriors here")
     u.add_argument("--force", action="store_true", help="replace an existing --posteriors-out file")
     u.add_argument("--set", help="sensitive value set (default: the release model's)")
     u.add_argument("--exact", action="store_true", help="minimality: exact integer counting (small tables)")
-    u.add_argument("--worlds", type=POSITIVE_INT, help="replay: possible worlds sampled per unit too large to enumerate "
-                   "(default 10000)")
+    worlds_option(u)
     u.add_argument("--seed", type=SEED, help="replay: seed of the world sampling (default 0)")
     u.add_argument("--r", type=AT_LEAST_1, help="background: r of r-robustness (default: the algorithm's r, else 1/l)")
     u.add_argument("--min-support", type=POSITIVE_INT, help="background: least support of a signature's distribution "

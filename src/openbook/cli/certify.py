@@ -8,38 +8,32 @@ import argparse
 from typing import Any
 
 from ._common import (
+    adversary_option,
     certify_options,
+    certify_params,
+    earlier_releases,
     emit,
     load_original,
     original_options,
     output_options,
     print_table,
-    reid_params,
     status,
 )
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
+    from ..attacks.adversary import parse_adversaries
     from ..certificate import FAIL, certify
     from ..release import load_release
     from .anonymize import certificate_rows
 
     release = load_release(args.release)
     original = load_original(args, release)
-    earlier = []
-    if args.against_registry:
-        from ..release.registry import ReleaseRegistry
-
-        earlier = [r for _, r in ReleaseRegistry(args.against_registry, create=False).releases()]
-    names = None
-    if args.adversary:
-        from ..attacks.adversary import parse_adversaries
-
-        names = parse_adversaries(args.adversary) or None
+    earlier = earlier_releases(args.against_registry)
+    names = parse_adversaries(args.adversary) or None
     with status("certifying the release", quiet=args.quiet) as st:
         cert = certify(release, original=original, earlier=earlier, max_risk=args.max_risk,
-                       max_reid_risk=args.max_reid_risk, adversaries=names,
-                       params={"replay": {"worlds": args.worlds or 2000}, "reidentification": reid_params(args)},
+                       max_reid_risk=args.max_reid_risk, adversaries=names, params=certify_params(args),
                        on_step=lambda name: st.update(f"certifying: the {name} adversary"))
     payload = {"release": str(args.release), **cert.to_dict()}
     emit(args, payload, lambda p: print_table(f"certificate of {p['release']}", certificate_rows(p)))
@@ -54,7 +48,7 @@ def add_parser(sub: Any) -> None:
                        "someone unresolved.")
     c.add_argument("release", help="the release (its data file, sidecar or database file)")
     original_options(c, required_for="; most adversaries need it")
-    c.add_argument("--adversary", help="comma-separated adversaries to run (default: every one that applies)")
+    adversary_option(c, several=True)
     certify_options(c)
     output_options(c)
     c.set_defaults(func=cmd_certify)

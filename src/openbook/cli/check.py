@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..errors import OpenbookError
 from ._common import (
     POSITIVE,
     config_from_args,
@@ -20,22 +19,24 @@ from ._common import (
 
 
 def _is_release(path: str) -> bool:
-    from ..release.io import sidecar_path
+    """Is ``path`` a release — its data file (a sidecar beside it), its ``.json`` sidecar, or
+    a database holding a release (its metadata table)? A release is loaded and verified as
+    one, never read as a raw table. A directory is neither: one line says so. An
+    interrupted write at the path is settled first (rolled forward or undone, stale
+    temporaries swept)."""
+    from ..errors import DataError
+    from ..release.io import is_release_database, settle, sidecar_path
 
+    if "://" in path:
+        return False
     p = Path(path)
+    if p.is_dir() or not p.name:
+        raise DataError(f"{path} is a directory, not a table or a release (give a data file, a release's data "
+                        "file or sidecar, or a database file)", path=p)
+    settle(p)
     if p.suffix == ".json":
         return True
-    if sidecar_path(p).is_file():
-        return True
-    if p.suffix.lower() in (".sqlite", ".sqlite3", ".db", ".duckdb", ".ddb") and p.is_file():
-        from ..release.io import load_release
-
-        try:
-            load_release(p)
-            return True
-        except OpenbookError:
-            return False
-    return False
+    return sidecar_path(p).is_file() or is_release_database(p)
 
 
 def check_levels(args: argparse.Namespace) -> dict[str, Any]:

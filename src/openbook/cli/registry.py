@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import POSITIVE_INT, emit, output_options, print_table
+from ._common import emit, linkage_l_option, output_options, print_table, removed_l_option
 
 
 def cmd_registry(args: argparse.Namespace) -> int:
@@ -35,30 +35,35 @@ def cmd_registry(args: argparse.Namespace) -> int:
 
 
 def _linkage_check(release, args: argparse.Namespace):
-    """The linkage audit (paper 002 §2.3) against the earlier releases, run inside the
-    registry's lock: refuse (exit 3) when someone's post-linkage diversity falls below ℓ."""
-    from ..attacks.base import model_l
+    """The linkage adversary (paper 002 §2.3, :class:`~openbook.attacks.families.LinkageAdversary`)
+    against the earlier releases, run inside the registry's lock: refuse (exit 3) when
+    someone's post-linkage diversity falls below ℓ (``--linkage-l``, default the release
+    model's ℓ as a float, else 2)."""
+    from ..attacks.adversary import make_adversary
     from ..attacks.baseline import release_model
-    from ..attacks.linkage_audit import audit_registry
+    from ..errors import RiskError
+    from ..models.promise import promised_l
 
-    l = args.l if args.l is not None else int(model_l(release_model(release)) or 2)
+    l = args.linkage_l if args.linkage_l is not None else (promised_l(release_model(release)) or 2.0)
+    adv = make_adversary("linkage", l=float(l))
     name = args.name or "the new release"
 
     def check(earlier):
-        if earlier:
-            audit_registry(_Earlier(earlier), release, l, new_name=name)
+        import numpy as np
+
+        if not earlier:
+            return
+        res = adv.run(release, earlier=[r for _, r in earlier])
+        n = res.notes["n_below_l"]
+        if n:
+            involved = ", ".join(earlier[j][0] for j in res.notes["earlier_involved"]) or "(the new release alone)"
+            people = int((res.group >= 0).sum())
+            raise RiskError(f"{name}: linkage with earlier releases {involved} drops {n} of {people} people below "
+                            f"l={l:g} ({res.notes['n_disclosed']} to diversity 1, posterior 1); refusing "
+                            "(--no-audit records it anyway)", adversary="linkage", n_people=n,
+                            worst=float(np.nanmax(res.posterior)))
 
     return check
-
-
-class _Earlier:
-    """The earlier releases, as the audit asks for them."""
-
-    def __init__(self, pairs) -> None:
-        self.pairs = pairs
-
-    def releases(self):
-        return list(self.pairs)
 
 
 def add_parser(sub: Any) -> None:
@@ -67,8 +72,8 @@ def add_parser(sub: Any) -> None:
     r.add_argument("registry", metavar="DIR_OR_DB")
     r.add_argument("release", nargs="?")
     r.add_argument("--name", help="name of the added release (default release-NNNN)")
-    r.add_argument("--l", type=POSITIVE_INT, help="least post-linkage diversity every person must keep (default: the "
-                   "release model's l, else 2)")
+    linkage_l_option(r)
+    removed_l_option(r)
     r.add_argument("--no-audit", action="store_true", help="record the release without the linkage audit")
     output_options(r)
     r.set_defaults(func=cmd_registry)

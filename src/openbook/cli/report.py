@@ -8,16 +8,19 @@ from typing import Any
 
 from ._common import (
     POSITIVE_INT,
-    PROBABILITY_ABOVE_0,
     SEED,
+    adversary_option,
     emit,
     identity_options,
     load_original,
+    max_reid_risk_option,
+    max_risk_option,
     original_options,
     output_options,
     print_table,
     reid_params,
     status,
+    worlds_option,
 )
 
 
@@ -33,7 +36,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     adversaries = parse_adversaries(args.adversary)
     with status("certifying and measuring the release", quiet=args.quiet):
         page = build_report(release, adversaries=adversaries, table=table, n_queries=args.queries, seed=args.seed,
-                            max_risk=args.max_risk, worlds=args.worlds or 2000, max_reid_risk=args.max_reid_risk,
+                            max_risk=args.max_risk, worlds=args.worlds, max_reid_risk=args.max_reid_risk,
                             reid=reid_params(args),
                             provenance={"command": " ".join(["openbook", *sys.argv[1:]]) if sys.argv
                                         else "openbook report", "release file": str(args.release)})
@@ -48,11 +51,10 @@ def add_parser(sub: Any) -> None:
     rp = sub.add_parser("report", help="self-contained HTML report of a release: risk, utility, provenance")
     rp.add_argument("release", help="the release (its data file, .json sidecar or database file)")
     original_options(rp, required_for="; for utility, query error and the adversaries that need it")
-    rp.add_argument("--adversary", default="auto", help="comma-separated adversaries (baseline, replay, "
-                    "minimality, background, eligibility, linkage); default: every one that applies")
-    rp.add_argument("--max-risk", type=PROBABILITY_ABOVE_0, metavar="R", help="the target (default: the model's 1/l)")
-    rp.add_argument("--worlds", type=POSITIVE_INT, help="replay adversary: worlds per sampled unit (default 2000)")
-    rp.add_argument("--max-reid-risk", type=PROBABILITY_ABOVE_0, metavar="R", help="target of identity disclosure")
+    adversary_option(rp, several=True)
+    max_risk_option(rp, what="the verdict on the page judges every adversary against it")
+    worlds_option(rp)
+    max_reid_risk_option(rp, what="the target of identity disclosure (default: not judged)")
     identity_options(rp)
     rp.add_argument("--queries", type=POSITIVE_INT, default=1000, help="COUNT queries per setting (default 1000)")
     rp.add_argument("--seed", type=SEED, default=0, help="seed of the query workload (default 0)")

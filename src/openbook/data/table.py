@@ -138,6 +138,14 @@ class EncodedTable:
         kept = None if self.kept is None else self.kept.iloc[rows].reset_index(drop=True)
         return EncodedTable(self.schema, cols, dict(self.hierarchies), kept, self.dropped_columns, self.source)
 
+    def with_codes(self, name: str, codes: np.ndarray) -> "EncodedTable":
+        """A copy whose column ``name`` holds ``codes`` (same decode map, schema, hierarchies)."""
+        col = self.columns[name]
+        cols = dict(self.columns)
+        cols[name] = EncodedColumn(col.name, col.kind, np.asarray(codes, dtype=np.int32), col.categories,
+                                   col.numeric)
+        return EncodedTable(self.schema, cols, dict(self.hierarchies), self.kept, self.dropped_columns, self.source)
+
     def decode(self, name: str, codes: np.ndarray | None = None) -> np.ndarray:
         col = self.columns[name]
         return col.categories[col.codes if codes is None else codes]

@@ -55,9 +55,7 @@ def _views(table, spec: str, seed: int):
         if algo is None:
             part = Partition(np.zeros(table.n_rows, dtype=np.int64), 1)
         else:
-            kw = dict(params)
-            if algo in ("rgg", "rgg-ana", "base-ana"):
-                kw["seed"] = seed
+            kw = dict(params, seed=seed)  # every randomized step seeded (RGG's coin, Anatomy's pick)
             part = make_algorithm(algo, model=model, **kw).partition(table)
         views[label] = view_from_partition(table, part, kind="bucketized")
         sizes[label] = class_stats(views[label])["avg_class_size"]

@@ -6,6 +6,8 @@ Unsafe D, R-suppression and Suppress-All (Figures 5-8).
 * ``skew-fig6``  averaged suppression rate vs ``p`` at ℓ = 6 (100 samples; R-sup averaged
   over 100 random instances per sample; an eligible sample counts as 0).
 * ``skew-fig7``  the same vs ℓ at ``p = 0.5 %``.
+* ``skew-thresholds``  §6.1's figures at p = 0.5 %, ℓ = 6 over R repetitions of the 100-sample
+  protocol (mean ± standard error; the paper ran it once).
 * ``skew-fig8``  Zipf ``F_i = round(β/i^α)``, β = 1000, m = 20: vs α at ℓ = 5 (main table)
   and vs ℓ at α = 1 (table ``l``); table ``rstar`` gives the exact expected suppression of
   the R*-family members (Theorem 4).
@@ -192,3 +194,53 @@ def fig8(quick: bool = False, seed: int = 0) -> ExperimentResult:
 
     return ExperimentResult({"main": by_alpha, "l": by_l, "rstar": pd.DataFrame(rstar)}, plot,
                             {"beta": 1000, "m": 20, "r_sup_runs": runs})
+
+
+#: §6.1's statements at p = 0.5 %, ℓ = 6 (text on Figs. 5–7): (quantity, relation, value, where)
+PAPER_THRESHOLDS = [("violating", "≈", 40.0, "§6.1, text on Fig. 5"),
+                    ("r_sup", "<", 3.0, "§6.1, text on Figs. 6–7"),
+                    ("safe_d", ">", 10.0, "§6.1, text on Figs. 6–7")]
+
+
+@experiment("skew-thresholds", paper="004 §6.1",
+            description="the §6.1 figures at p = 0.5 %, ℓ = 6: R repetitions of the 100-sample protocol, mean ± SE")
+def thresholds(quick: bool = False, seed: int = 0) -> ExperimentResult:
+    """Repeat the paper's protocol — 100 samples of ``p·|Adult|`` rows without replacement,
+    R-sup averaged over 100 random instances per sample, ineligible samples only count — ``R``
+    times (quick: 3) and report, per quantity, the mean over repetitions, the standard
+    deviation of one 100-sample run, the standard error of the mean, how many standard errors
+    the paper's figure lies from our mean, and the share of single runs on the paper's side."""
+    rng = np.random.default_rng(seed)
+    counts = _adult_counts()
+    p, l, n_samples, runs = 0.005, 6, 100, 100
+    reps = 3 if quick else 50
+    rows = []
+    for rep in range(reps):
+        samples = _samples(counts, p, n_samples, rng)
+        rows.append({"repetition": rep, **_averaged(samples, l, runs, rng)})
+    df = pd.DataFrame(rows)[["repetition", *METHODS, "violating"]]
+    summary = []
+    for key, rel, paper, where in PAPER_THRESHOLDS + [("unsafe_d", "", float("nan"), "")]:
+        x = df[key].to_numpy(dtype=np.float64) * (1 if key == "violating" else 100)
+        mean, sd = float(x.mean()), float(x.std(ddof=1)) if x.size > 1 else float("nan")
+        se = sd / np.sqrt(x.size)
+        side = {"<": x < paper, ">": x > paper, "≈": np.abs(x - paper) <= 0.5}.get(rel)
+        summary.append({"quantity": key, "unit": "samples of 100" if key == "violating" else "% of rows",
+                        "paper_relation": rel, "paper_value": paper, "printed_in": where,
+                        "repetitions": int(x.size), "mean": mean, "sd_one_run": sd, "se_mean": se,
+                        "paper_minus_mean_in_se": (paper - mean) / se if se > 0 else float("nan"),
+                        "runs_on_paper_side": float(side.mean()) if side is not None else float("nan")})
+    summ = pd.DataFrame(summary)
+
+    def draw(ax):
+        keys = ["unsafe_d", "r_sup", "safe_d"]
+        ax.boxplot([df[k] * 100 for k in keys])
+        ax.set_xticks(range(1, len(keys) + 1), [LABELS[k] for k in keys])
+        ax.axhline(3, ls="--", c="k", lw=0.8)
+        ax.axhline(10, ls=":", c="k", lw=0.8)
+        ax.set_ylabel("suppression rate (%), one 100-sample run")
+        ax.grid(alpha=0.3)
+
+    return ExperimentResult({"main": df, "summary": summ},
+                            lambda png: _figure([(draw, f"p = 0.5 %, l = 6: {reps} runs of 100 samples")], png),
+                            {"p": p, "l": l, "n_samples": n_samples, "r_sup_runs": runs, "repetitions": reps})

@@ -38,8 +38,8 @@ import numpy as np
 import pandas as pd
 
 from ..algorithms.registry import make_algorithm
-from ..attacks.background import mine_knowledge
 from ..attacks.robustness import audit_groups
+from ..inference.knowledge import mine_knowledge
 from ..data.datasets import EDUCATION_BEFORE_SECONDARY
 from ..data.schema import Schema
 from ..data.table import EncodedTable, encode

@@ -29,7 +29,7 @@ import numpy as np
 from ..data.grouping import group_ids
 from ..data.table import EncodedTable
 from ..errors import DataError
-from .labels import codes_of, label_masks
+from .labels import codes_of, label_masks, uses_ranges
 from .release import GID, Release
 
 
@@ -68,7 +68,7 @@ def align(release: Release, table: EncodedTable) -> Alignment:
     return _align_labels(release, table, cls, n_cls, types, n_types)
 
 
-def _rows_by_sa(group: np.ndarray, cls: np.ndarray, table: EncodedTable, release: Release) -> np.ndarray:
+def rows_by_sa(group: np.ndarray, cls: np.ndarray, table: EncodedTable, release: Release) -> np.ndarray:
     """Published row of each placed person: within a class, people and rows are matched by
     equal SA value where possible (the auditor knows the truth), else in order."""
     row = np.full(group.size, -1, dtype=np.int64)
@@ -184,7 +184,7 @@ def _align_labels(release: Release, table: EncodedTable, cls: np.ndarray, n_cls:
         if f:
             group[p_order[p_start[t] + used[t]: p_start[t] + used[t] + f]] = c
             used[t] += f
-    row = _rows_by_sa(group, cls, table, release)
+    row = rows_by_sa(group, cls, table, release)
     return Alignment(group, row, int(have[ambiguous].sum()), False)
 
 
@@ -232,4 +232,75 @@ def seated_sa(release: Release, table: EncodedTable, al: Alignment) -> np.ndarra
     return sa
 
 
-__all__ = ["Alignment", "align", "seated_sa", "GID"]
+def label_keys(table: EncodedTable, group: np.ndarray, n_groups: int, rows: np.ndarray | None = None) -> np.ndarray:
+    """``(n_groups, n_qi, 2)`` integer keys of the values local recoding publishes for each
+    group (:func:`.release._generalized_column`): per QI the members' lowest common ancestor
+    in the column's hierarchy (twice), or the members' (min, max) code for a numeric column
+    published as ranges. Two groups publish the same labels iff their keys are equal.
+    ``rows`` (default every row, in order) are the rows ``group`` labels; they may repeat;
+    rows of group ``-1`` (suppressed) are left out."""
+    group = np.asarray(group, dtype=np.int64)
+    rows = np.arange(group.size) if rows is None else np.asarray(rows, dtype=np.int64)
+    keep = group >= 0
+    group, rows = group[keep], rows[keep]
+    out = np.zeros((n_groups, len(table.qi_names), 2), dtype=np.int64)
+    for j, name in enumerate(table.qi_names):
+        codes = table.columns[name].codes[rows].astype(np.int64)
+        if uses_ranges(table, name):
+            lo = np.full(n_groups, np.iinfo(np.int64).max)
+            hi = np.full(n_groups, -1, dtype=np.int64)
+            np.minimum.at(lo, group, codes)
+            np.maximum.at(hi, group, codes)
+            out[:, j, 0], out[:, j, 1] = lo, hi
+        else:
+            node = table.hierarchy(name).group_lca(codes, group, n_groups)
+            out[:, j, 0] = out[:, j, 1] = node
+    return out
+
+
+def published_classes(table: EncodedTable, group: np.ndarray) -> np.ndarray:
+    """The classes a reader of a generalized release sees: groups whose published labels
+    are equal (:func:`label_keys`) form one class (as :meth:`Release.classes` reads the
+    file). Each class is numbered by its smallest group; ``-1`` (suppressed) stays."""
+    group = np.asarray(group, dtype=np.int64)
+    pub = group >= 0
+    n_groups = int(group.max()) + 1 if pub.any() else 0
+    if n_groups == 0:
+        return group.copy()
+    keys = label_keys(table, group[pub], n_groups, np.flatnonzero(pub)).reshape(n_groups, -1)
+    _, first, inv = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    cls_of_group = np.asarray(first)[np.asarray(inv).ravel()]
+    rank = np.full(n_groups, -1, dtype=np.int64)
+    used = np.unique(cls_of_group)
+    rank[used] = np.arange(used.size)
+    out = np.full(group.size, -1, dtype=np.int64)
+    out[pub] = rank[cls_of_group[group[pub]]]
+    return out
+
+
+def class_label_keys(release: Release, table: EncodedTable) -> np.ndarray:
+    """The :func:`label_keys` of the release's generalized classes (``Release.classes()``
+    numbering), read from the file's labels against ``table``'s hierarchies and codes."""
+    from .labels import RANGE
+
+    cls, n_cls = release.classes()
+    first = np.full(n_cls, -1, dtype=np.int64)
+    if cls.size:
+        first[cls[::-1]] = np.arange(cls.size)[::-1]
+    out = np.zeros((n_cls, len(table.qi_names), 2), dtype=np.int64)
+    for j, name in enumerate(table.qi_names):
+        labels = release.data[name].astype(str).str.strip().to_numpy()[first]
+        if uses_ranges(table, name):
+            num = np.asarray(table.columns[name].numeric, dtype=np.float64)
+            for i, lab in enumerate(labels):
+                m = RANGE.match(lab)
+                lo, hi = (float(m.group(1)), float(m.group(2))) if m else (float(lab), float(lab))
+                out[i, j] = (int(np.flatnonzero(num == lo)[0]), int(np.flatnonzero(num == hi)[0]))
+        else:
+            node = table.hierarchy(name).nodes_of(labels)
+            out[:, j, 0] = out[:, j, 1] = node
+    return out
+
+
+__all__ = ["Alignment", "align", "class_label_keys", "label_keys", "published_classes", "rows_by_sa", "seated_sa",
+           "GID"]

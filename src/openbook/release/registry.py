@@ -40,10 +40,12 @@ from .io import (
     load_release,
     path_lock,
     save_release,
+    sidecar_record,
     write_db_table,
     write_plain,
 )
-from .release import Release
+from .release import KINDS, Release
+from .sidecar import check_against_data, validate
 
 #: seconds to wait for another process's add before giving up
 LOCK_TIMEOUT = 60.0
@@ -216,7 +218,7 @@ class ReleaseRegistry:
         write_db_table(con, name, df)
 
     def _add_db(self, release: Release, name: str, rid: int) -> None:
-        meta = dict(release.meta)
+        meta = sidecar_record(release)  # what a sidecar would hold: nothing about suppressed rows
         meta["files"] = {"rows": len(release.data), "dtypes": _dtypes(release.data)}
         if release.sa_table is not None:
             meta["files"].update(sa_rows=len(release.sa_table), sa_dtypes=_dtypes(release.sa_table))
@@ -241,17 +243,29 @@ class ReleaseRegistry:
             con.close()
 
     def _load_db(self, rid: int) -> Release:
-        con = self._connect(read_only=True)
+        where = f"{self.path} (release {rid})"
         try:
-            meta = json.loads(self._query(con, f"SELECT meta FROM registry_index WHERE id = {int(rid)}")["meta"].iloc[0])
-            data = self._query(con, f"SELECT * FROM r{rid}_data")
-            sa = self._query(con, f"SELECT * FROM r{rid}_sa") if meta["kind"] == "bucketized" else None
-        finally:
-            con.close()
+            con = self._connect(read_only=True)
+            try:
+                meta = json.loads(self._query(con, f"SELECT meta FROM registry_index WHERE id = {int(rid)}")["meta"]
+                                  .iloc[0], parse_constant=lambda c: float(c))
+                kind = meta.get("kind") if isinstance(meta, dict) else None
+                data = self._query(con, f"SELECT * FROM r{rid}_data")
+                sa = self._query(con, f"SELECT * FROM r{rid}_sa") if kind == "bucketized" else None
+            finally:
+                con.close()
+        except Exception as exc:  # sqlite3 / duckdb / json raise many types: one line
+            raise DataError(f"cannot read {where}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}",
+                            path=self.path) from exc
+        if not isinstance(meta, dict) or not isinstance(meta.get("files"), dict):
+            raise DataError(f"{where}: its record is not an openbook release record", path=self.path)
         files = meta["files"]
-        if len(data) != files["rows"]:
+        meta = validate({k: v for k, v in meta.items() if k != "files"}, where, kinds=KINDS, database=None)
+        if not isinstance(files.get("rows"), int) or len(data) != files["rows"]:
             raise DataError(f"release {rid} in {self.path} is truncated", path=self.path)
-        data = _apply_dtypes(data, files["dtypes"], self.path)
+        data = _apply_dtypes(data, files.get("dtypes"), self.path)
         if sa is not None:
-            sa = _apply_dtypes(sa, files["sa_dtypes"], self.path)
-        return _from_meta(meta, data, sa)
+            sa = _apply_dtypes(sa, files.get("sa_dtypes"), self.path)
+        release = _from_meta(meta, data, sa, where)
+        check_against_data(release, where)
+        return release

@@ -7,8 +7,10 @@
 * a **bucketized** release (Anatomy; paper 003 §1): a QI-table (original QI values + GID)
   and an SA-table (GID, SA value, count).
 
-Suppressed rows are not published; the release records ``n_input = n_published +
-n_suppressed`` (DESIGN.md, "Nothing is lost").
+Suppressed rows are not published; the publisher's in-memory record holds ``n_input =
+n_published + n_suppressed`` (DESIGN.md, "Nothing is lost"), checked before anything is
+written; the sidecar publishes those counts only when the publisher opts in
+(:mod:`.sidecar`).
 """
 
 from __future__ import annotations
@@ -147,7 +149,31 @@ class Release:
 
     @property
     def n_suppressed(self) -> int:
+        """Rows the publisher withheld: known to the publisher, and to an auditor holding the
+        original (:meth:`learn_input_size`); a loaded release whose sidecar does not publish
+        the count (the default) says 0 until then."""
         return int(self.meta.get("n_suppressed", 0))
+
+    @property
+    def counts_known(self) -> bool:
+        """Are the input and suppressed row counts known (publisher, opt-in, or original)?"""
+        return "n_input" in self.meta and "n_suppressed" in self.meta
+
+    def learn_input_size(self, n_input: int) -> None:
+        """An auditor holding the original table knows ``|T|``, hence how many rows the
+        release withheld: complete the in-memory record (never written back unless the
+        publisher opted in). A count the sidecar publishes must agree."""
+        n_input = int(n_input)
+        if n_input < self.n_published:
+            raise DataError(f"the original table holds {n_input} rows, fewer than the {self.n_published} the "
+                            "release publishes: it is not this release's input")
+        if self.counts_known:
+            if int(self.meta["n_input"]) != n_input:
+                raise DataError(f"the original table holds {n_input} rows; the release's sidecar says its input "
+                                f"held {self.meta['n_input']}")
+            return
+        self.meta["n_input"] = n_input
+        self.meta["n_suppressed"] = n_input - self.n_published
 
     # -- the pandas-first API --------------------------------------------------------------
     def to_pandas(self, table: str = "data") -> pd.DataFrame:
@@ -171,12 +197,16 @@ class Release:
         """The certificate recorded when the release was made (``None`` without one)."""
         return self.meta.get("certificate")
 
-    def save(self, path: str | os.PathLike, *, force: bool = False) -> list[Path]:
+    def save(self, path: str | os.PathLike, *, force: bool = False, publish_suppressed_count: bool | None = None,
+             publish_identifier_names: bool | None = None) -> list[Path]:
         """Write the release (data, SA-table, sidecar bound by digests; crash-safe): see
-        :func:`openbook.release.io.save_release`. Returns the files written."""
+        :func:`openbook.release.io.save_release` — by default the sidecar holds no count of
+        suppressed rows and no dropped identifier names; ``publish_suppressed_count`` /
+        ``publish_identifier_names`` opt in. Returns the files written."""
         from .io import save_release
 
-        return save_release(self, path, force=force)
+        return save_release(self, path, force=force, publish_suppressed_count=publish_suppressed_count,
+                            publish_identifier_names=publish_identifier_names)
 
 
 # ---------------------------------------------------------------------------------------

@@ -38,11 +38,7 @@ def run_adversaries(release: Release, names: Sequence[str], table: EncodedTable 
     """Run the named adversaries of the registry (:mod:`openbook.attacks.adversary`)."""
     from ..attacks.adversary import make_adversary
 
-    out = []
-    for name in names:
-        adv = make_adversary(name, **({"worlds": 2000} if name == "replay" else {}))
-        out.append(adv.run(release, original=table))
-    return out
+    return [make_adversary(name).run(release, original=table) for name in names]
 
 
 def query_error_table(release: Release, table: EncodedTable, *, n: int = 1000, seed: int = 0,
@@ -133,8 +129,9 @@ def _summary_section(release: Release) -> str:
     model = m.get("model")
     rows = [
         ("kind", release.kind),
-        ("rows in", m.get("n_input")), ("published", m.get("n_published", release.n_published)),
-        ("suppressed", m.get("n_suppressed", 0)), ("groups the algorithm made", m.get("n_groups")),
+        # a sidecar publishes no input or suppressed count unless its publisher opted in
+        ("rows in", m.get("n_input", "not published")), ("published", m.get("n_published", release.n_published)),
+        ("suppressed", m.get("n_suppressed", "not published")), ("groups the algorithm made", m.get("n_groups")),
         # groups whose generalized labels coincide are one class to any reader of the file
         ("classes a reader sees", release.classes()[1]),
         ("QI", ", ".join(release.qi)), ("SA", release.sa),
@@ -198,19 +195,28 @@ def _verdict_section(cert: Any, source: str) -> str:
     ran = [f for f in cert.findings if f.ran]
     target = "no target" if cert.target is None else f"{cert.target:.4g} ({cert.target_source})"
     worst = cert.worst()
-    why = f"<p><b>Why:</b> {_e(worst.line())}</p>" if worst is not None else ""
+    why = []
+    if cert.unaware():
+        why.append(f"<p id='unaware'><b>Not certified against the algorithm:</b> {_e(cert.unaware())}</p>")
+    if worst is not None:
+        why.append(f"<p><b>Why:</b> {_e(worst.what())}</p>")
+    aware = (cert.aware or {}).get("adversary")
+    knows = (f"<p id='aware'><b>Adversary who knows the algorithm:</b> {_e(aware)} — "
+             f"{_e((cert.aware or {}).get('reason', ''))}</p>" if aware else "")
     rows = []
     for f in cert.findings:
         status = ("does not apply" if not f.applies else "not run" if not f.ran
                   else "passes" if f.passes else "FAILS")
-        rows.append([f"{f.title} ({f.paper})", status, f.max_posterior, f.n_above, f.n_unresolved, f.n_absent,
-                     f.n_people, f.method or (f.error or f.reason), f.seconds])
-    table = _grid(["adversary", "result", "max posterior", "above the target", "unresolved", "absent considered",
+        rows.append([f"{f.title} ({f.paper})", status, "yes" if f.knows_algorithm else "no", f.max_posterior,
+                     f.baseline_max_posterior if f.adversary != "baseline" else f.max_posterior, f.n_above,
+                     f.n_unresolved, f.n_absent, f.n_people, f.method or (f.error or f.reason), f.seconds])
+    table = _grid(["adversary", "result", "knows the algorithm", "max posterior",
+                   "baseline's max posterior (same people)", "above the target", "unresolved", "absent considered",
                    "people", "method", "seconds"], rows, "findings")
     return (f"<section id='verdict'><h2>Verdict</h2><div class='verdict {cls}'><span class='badge' id='verdict-badge'>"
             f"{head}</span>{_e(sentence)}<br>Target: <b>{_e(target)}</b>; adversaries that ran: "
             f"{_e(', '.join(f.adversary for f in ran) or 'none')}. <span class='note'>{_e(source)}</span></div>"
-            f"{why}{table}</section>")
+            f"{''.join(why)}{knows}{table}</section>")
 
 
 def _legend_section() -> str:
@@ -236,8 +242,10 @@ def _attack_section(result: Any, index: int, target: float | None, reid_target: 
     what = ("re-identification risk per record" if result.adversary == "reidentification"
             else "largest posterior per person")
     hist = plots.posterior_histogram(mx[considered], l if target else None, title=f"{name}: {what}")
+    share = (f"{d['vulnerable_fraction']:.2%} ({d['n_vulnerable']:,} vulnerable, {d['n_unresolved']:,} unresolved)"
+             if target else "–")
     facts = _kv([("people considered", int(considered.sum())), ("of them absent", d["n_absent_evaluated"]),
-                 ("vulnerable share", f"{d['vulnerable_fraction']:.2%}" if target else "–"),
+                 ("vulnerable or unresolved share", share),
                  ("average posterior of the vulnerable", d["avg_credibility_problematic"]),
                  ("largest Monte-Carlo standard error", d["max_stderr"]),
                  ("what it knew and did", _words(d.get("notes") or {}))], "attack")
@@ -319,7 +327,7 @@ def write_report(path: str | os.PathLike, page: str) -> Path:
 
 def build_report(release: Release, *, adversaries: Sequence[str] = (), table: EncodedTable | None = None,
                  n_queries: int = 1000, seed: int = 0, provenance: Mapping[str, Any] | None = None,
-                 max_risk: float | None = None, worlds: int = 2000, max_reid_risk: float | None = None,
+                 max_risk: float | None = None, worlds: int | None = None, max_reid_risk: float | None = None,
                  reid: Mapping[str, Any] | None = None) -> str:
     """Certify the release against ``table`` (every adversary that applies, or the named
     ones) and render; without ``table``, show the certificate recorded at publication and
@@ -330,9 +338,11 @@ def build_report(release: Release, *, adversaries: Sequence[str] = (), table: En
     if table is not None:
         from ..utility.metrics import release_utility
 
+        params: dict[str, Any] = {"reidentification": dict(reid or {})}
+        if worlds is not None:  # else the replay adversary's own default
+            params["replay"] = {"worlds": worlds}
         cert = certify(release, original=table, max_risk=max_risk, max_reid_risk=max_reid_risk,
-                       adversaries=list(adversaries) or None,
-                       params={"replay": {"worlds": worlds}, "reidentification": dict(reid or {})})
+                       adversaries=list(adversaries) or None, params=params)
         source = "Certified now, against the original table given to the report."
         attacks = list(cert.results.values())
         utility = release_utility(release, table)

@@ -8,7 +8,8 @@ VERDICT_WORDS = {
     "pass": ("PUBLISHABLE", "No adversary that applies to this release learns any person's sensitive value "
                             "with more confidence than the target."),
     "fail": ("NOT PUBLISHABLE", "An adversary that applies to this release learns some people's sensitive value "
-                                "with more confidence than the target, or could not be evaluated for them."),
+                                "with more confidence than the target, could not be evaluated for them, or no "
+                                "adversary who knows the release's algorithm could check it."),
     "no target": ("NO TARGET", "The privacy model promises no bound on what an adversary learns (k-anonymity, "
                                "t-closeness, (k,e)); the figures below are what the adversaries learn. Give "
                                "--max-risk to judge them against a target."),
@@ -28,8 +29,17 @@ LEGEND: list[tuple[str, str]] = [
                    "some person's value is known for certain."),
     ("above the target", "People whose largest posterior exceeds the target: what the adversary learns about "
                          "them is more than the publisher promised."),
-    ("vulnerable", "The same people, as a share of those the adversary considers (paper 001 calls them "
-                   "problematic)."),
+    ("vulnerable or unresolved share", "The people above the target (paper 001 calls them problematic) plus "
+                                       "the unresolved ones, as a share of the people the adversary considers: "
+                                       "an unresolved person is never counted as safe."),
+    ("baseline's max posterior (same people)", "Beside each adversary, the largest posterior of the baseline "
+                                               "adversary over the same people: what knowing the algorithm or "
+                                               "background facts adds to what the release alone tells. For some "
+                                               "people an informed adversary is less sure than the baseline."),
+    ("knows the algorithm", "The adversary re-runs or reasons with the very algorithm that made the release "
+                            "(paper 000 §2.4). A release is publishable only when such an adversary ran: for "
+                            "algorithms no adversary knows (MASK, ART, Injector, anatomization of an SA-dependent "
+                            "base) the verdict is not publishable — unknown is not safe."),
     ("unresolved", "People for whom the adversary's computation was too large to finish. They count as "
                    "failing, never as safe."),
     ("absent", "People withheld from the release (suppressed). The adversary knows who they are and the "

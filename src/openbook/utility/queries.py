@@ -39,6 +39,7 @@ from typing import Any
 import numba
 import numpy as np
 
+from ..data.grouping import group_ids
 from ..data.table import EncodedTable
 from ..errors import ParameterError
 from .metrics import ClassView
@@ -269,18 +270,21 @@ def _cells(table: EncodedTable) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _cell_index(cells: np.ndarray, tuples: np.ndarray, cards: np.ndarray) -> np.ndarray:
-    """Position of each QI tuple among ``cells`` (mixed-radix keys; every tuple must occur)."""
-    def key(a: np.ndarray) -> np.ndarray:
-        k = np.zeros(a.shape[0], dtype=np.float64 if float(np.prod(cards.astype(float))) > 2**62 else np.int64)
-        for j in range(a.shape[1]):
-            k = k * cards[j] + a[:, j]
-        return k
-    ck = key(cells)
-    order = np.argsort(ck, kind="stable")
-    pos = np.searchsorted(ck[order], key(tuples))
-    pos = np.minimum(pos, ck.size - 1)
-    found = order[pos]
-    if tuples.shape[0] and not (cells[found] == tuples).all():
+    """Position of each QI tuple among ``cells`` (every tuple must occur). Exact for any
+    cardinalities: the tuples of both get joint dense ids (:func:`~openbook.data.grouping.group_ids`
+    combines codes by mixed radix only while the product fits in int64, guarded in Python
+    ints, and compresses otherwise) — never a float key, which would let distinct tuples
+    collide once the product passes 2^53."""
+    m = cells.shape[0]
+    if tuples.shape[0] == 0:
+        return np.zeros(0, dtype=np.int64)
+    if m == 0:
+        raise ParameterError("the release holds a QI tuple that the original table lacks", parameter="original")
+    ids, n_ids = group_ids(np.concatenate([cells, tuples]).astype(np.int64))
+    pos = np.full(n_ids, -1, dtype=np.int64)
+    pos[ids[:m]] = np.arange(m)
+    found = pos[ids[m:]]
+    if (found < 0).any():
         raise ParameterError("the release holds a QI tuple that the original table lacks", parameter="original")
     return found
 

@@ -5,8 +5,9 @@ import pandas as pd
 import pytest
 
 from openbook.algorithms.registry import make_algorithm
-from openbook.attacks.background import mine_knowledge
-from openbook.attacks.robustness import audit_groups, delta_max
+from openbook.attacks.robustness import audit_groups
+from openbook.inference.knowledge import mine_knowledge
+from openbook.inference.theorem1 import delta_max
 from openbook.data.schema import Schema
 from openbook.data.table import encode
 from openbook.errors import ParameterError
@@ -66,7 +67,7 @@ def test_parameters_checked():
 def test_scalar_n_o_kernels_match_min_group_size():
     """The numba N'_o used in ART's inner loop is eq. 5 exactly as ``min_group_size``."""
     from openbook.algorithms.art import _need, _pick
-    from openbook.attacks.robustness import min_group_size
+    from openbook.inference.theorem1 import min_group_size
 
     rng = np.random.default_rng(11)
     for r in (2.0, 3.5, 10.0):
@@ -92,8 +93,9 @@ def test_scalar_n_o_kernels_match_min_group_size():
 def test_certify_group_bounds_bracket_exact_and_verdict_is_exact():
     """The mediant bounds bracket the exact worst posterior (brute force by the value DP) on
     random groups holding x once, and ``certify_group``'s verdict equals the exact one."""
-    from openbook.algorithms.art import _row_types, _type_bounds, certify_group
-    from openbook.attacks.permanent import exact_posteriors
+    from openbook.inference.multiset_dp import exact_posteriors
+    from openbook.inference.row_types import row_types
+    from openbook.inference.threshold import certify_group, once_bounds
 
     rng = np.random.default_rng(5)
     K_all, n_rows, n_sets = 6, 12, 3
@@ -113,8 +115,8 @@ def test_certify_group_bounds_bracket_exact_and_verdict_is_exact():
                 worst = np.nan
                 break
             ex = float(e[:, 0].max())
-            types, cnt = _row_types(idx[s])
-            lb, ub = _type_bounds(P, types, cnt, np.unique(sa[1:]), x)
+            types, cnt = row_types(idx[s])
+            lb, ub = once_bounds(P, types, cnt, np.unique(sa[1:]), x)
             assert lb <= ex + 1e-9 and ex <= ub + 1e-9
             worst = max(worst, ex)
         if np.isnan(worst):

@@ -20,7 +20,8 @@ from openbook.hierarchy import from_levels, interval_ladder
 from openbook.models import make_model
 
 MODELS = ["k=3", "l=2", "entropy-l=2", "recursive-l=2,c=2", "alpha=0.5,k=2,set=s", "simple-l=2,set=s",
-          "t=0.25", "t=0.25,distance=ordered", "k=2,e=15", "eligible-l=2", "k=2,entropy-l=2", "k=2,l=2"]
+          "t=0.25", "t=0.25,distance=ordered", "t=0.25,distance=hierarchical", "k=2,e=15", "eligible-l=2",
+          "k=2,entropy-l=2", "k=2,l=2"]
 BUDGETS = [0.0, 0.05, 0.15, 0.3]
 
 
@@ -35,7 +36,9 @@ def _table(seed: int) -> EncodedTable:
                           "sex": rng.choice(["F", "M"], n), "sa": sa * 10})
     h = {"age": interval_ladder(list(range(8)), [2, 4], column="age"),
          "zip": from_levels([[z, z[0] + "*", "*"] for z in ("11", "12", "21", "22")], column="zip"),
-         "sex": from_levels([[s, "*"] for s in ("F", "M")], column="sex")}
+         "sex": from_levels([[s, "*"] for s in ("F", "M")], column="sex"),
+         # SA hierarchy (hierarchical t-closeness): values 0, 10 | 20, 30 under two parents
+         "sa": from_levels([[10 * v, "lo" if v < 2 else "hi", "*"] for v in range(k)], column="sa")}
     schema = Schema.build(qi=["age:numeric", "zip", "sex"], sa="sa:numeric", sensitive_sets={"s": [0]})
     return encode(frame, schema, h)
 
@@ -62,7 +65,8 @@ def _brute_minimal(t: EncodedTable, model, ms: float) -> set[tuple[int, ...]]:
 
 @pytest.mark.parametrize("spec", MODELS)
 def test_search_returns_exactly_the_minimal_nodes(spec):
-    """40 random tables × 4 budgets per model; every node of each lattice brute-forced."""
+    """40 random tables × 4 budgets per model (with an SA hierarchy for hierarchical
+    t-closeness); every node of each lattice brute-forced."""
     model = make_model(spec)
     checked = 0
     for seed in range(40):
@@ -82,9 +86,11 @@ def test_search_returns_exactly_the_minimal_nodes(spec):
 
 def _fixture(x: list[int], sa: list[int], levels: list[list[str]]) -> EncodedTable:
     h = from_levels(levels, column="x")
+    h_sa = from_levels([[str(v), "*"] for v in range(max(sa) + 1)], column="sa")  # for hierarchical t
     return EncodedTable.from_codes(qi_codes=np.array(x)[:, None], sa_codes=np.array(sa), qi_names=["x"],
                                    qi_categories=[np.array([lv[0] for lv in levels], dtype=object)],
-                                   qi_kinds=["categorical"], sensitive_sets={"s": [0]}, hierarchies={"x": h})
+                                   qi_kinds=["categorical"], sensitive_sets={"s": [0]},
+                                   hierarchies={"x": h, "sa": h_sa})
 
 
 #: x = 0 holds SA {a, b}; the 100 rows with x = 1 all hold a (sensitive set s = {a}); one
@@ -93,7 +99,9 @@ MERGED_MINORITY = ([0, 0] + [1] * 100, [0, 1] + [0] * 100, [["0", "*"], ["1", "*
 #: t-closeness (equal distance, t = 0.3): x = 0 holds {a × 10, b × 10}, x = 1 {a × 40},
 #: x = 2 {b × 40}; x in {0, 1} -> A, x = 2 -> B, then *. The table is 50/50. Budget 80 of
 #: 100: level 0 suppresses 80 (x = 1, 2); level 1 has A = {a × 50, b × 10} at distance 1/3
-#: and B at 1/2: all 100 fail; level 2 is the table itself (distance 0).
+#: and B at 1/2: all 100 fail; level 2 is the table itself (distance 0). With two SA values the
+#: ordered distance and the hierarchical one (both leaves under one root) equal the equal
+#: distance, so the same fixture breaks all three.
 T_MERGE = ([0] * 20 + [1] * 40 + [2] * 40, [0] * 10 + [1] * 10 + [0] * 40 + [1] * 40,
            [["0", "A", "*"], ["1", "A", "*"], ["2", "B", "*"]], 80 / 100)
 
@@ -101,7 +109,8 @@ T_MERGE = ([0] * 20 + [1] * 40 + [2] * 40, [0] * 10 + [1] * 10 + [0] * 40 + [1] 
 @pytest.mark.parametrize("spec, fixture, want", [
     ("entropy-l=2", MERGED_MINORITY, [1, -1]), ("recursive-l=2,c=2", MERGED_MINORITY, [1, -1]),
     ("simple-l=2,set=s", MERGED_MINORITY, [1, -1]), ("alpha=0.5,k=2,set=s", MERGED_MINORITY, [1, -1]),
-    ("eligible-l=2", MERGED_MINORITY, [1, -1]), ("t=0.3", T_MERGE, [1, -1, 1])])
+    ("eligible-l=2", MERGED_MINORITY, [1, -1]), ("t=0.3", T_MERGE, [1, -1, 1]),
+    ("t=0.3,distance=ordered", T_MERGE, [1, -1, 1]), ("t=0.3,distance=hierarchical", T_MERGE, [1, -1, 1])])
 def test_non_absorbing_models_are_not_upward_closed_under_suppression(spec, fixture, want):
     """Counterexamples kept as fixtures: a satisfying class absorbs the suppressed minority
     one level up and fails, so the coarser node suppresses more rows than the budget

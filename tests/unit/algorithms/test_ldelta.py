@@ -146,7 +146,12 @@ def test_release_through_plan_on_a_table():
     P = np.full((n_q1 * n_q2, n_s), 1 / (n_q1 * n_q2 * n_s))
     plan = mech_l_delta(P, l=2, delta=0.05, beta=0.5)
     n = plan.N
-    cell = rng.integers(0, n_q1 * n_q2 * n_s, n)
+    # every class holds every SA value at least once (a QI of the class with each value), the
+    # rest of the N rows drawn at random: the release's check cannot pass by luck of the draw
+    first_q = [int(np.flatnonzero(plan.classes == k)[0]) for k in range(plan.n_classes)]
+    cover = np.array([q0 * n_s + v for q0 in first_q for v in range(n_s)])
+    assert cover.size <= n
+    cell = rng.permutation(np.concatenate([cover, rng.integers(0, n_q1 * n_q2 * n_s, n - cover.size)]))
     q, s = cell // n_s, cell % n_s
     table = EncodedTable.from_codes(qi_codes=np.stack([q // n_q2, q % n_q2], axis=1).astype(np.int32),
                                     sa_codes=s.astype(np.int32), qi_names=["a", "b"],

@@ -115,3 +115,89 @@ def test_bad_input():
         make_algorithm("mondrian", model=make_model("k=2"), categorical="random").partition(t)
     with pytest.raises(InfeasibleError):
         make_algorithm("mondrian", model=make_model("k=1000")).partition(t)
+
+
+def _candidates(t, rows, strict):
+    """The left sets of every cut the reference would try on a node, in order."""
+    X = t.qi_codes.astype(np.int64)
+    span = np.maximum(t.qi_cardinalities - 1, 1)
+    w = (X[rows].max(axis=0) - X[rows].min(axis=0)) / span
+    out = []
+    for j in np.argsort(-w, kind="stable"):
+        if w[j] <= 0:
+            break
+        try:
+            _, _, left = mondrian_cut(X[rows, j], strict)
+        except ValueError:
+            continue
+        out.append(frozenset(rows[left].tolist()))
+    return out
+
+
+def _reference_tries(t, model, strict):
+    """Every cut the recursive reference tries, per node: (rows, left rows, taken), in order."""
+    tries = []
+
+    def rec(rows):
+        if rows.size < 2:
+            return
+        for left_set in _candidates(t, rows, strict):
+            left = np.isin(rows, list(left_set))
+            lc = np.bincount(t.sa_codes[rows[left]], minlength=t.sa_domain.n_values)
+            rc = np.bincount(t.sa_codes[rows[~left]], minlength=t.sa_domain.n_values)
+            taken = bool(mondrian_would_split(lc, rc, model, t.sa_domain))
+            tries.append((frozenset(rows.tolist()), left_set, taken))
+            if taken:
+                rec(rows[left])
+                rec(rows[~left])
+                return
+
+    rec(np.arange(t.n_rows))
+    return tries
+
+
+@pytest.mark.parametrize("strict", [True, False])
+@pytest.mark.parametrize("seed", range(4))
+def test_the_planner_offers_the_reference_cuts_to_its_hook(strict, seed):
+    """The one planner (``mondrian_plan``) offers its hook exactly the cuts the recursive
+    reference tries, node by node, and ``later`` lists the cuts a node would try next."""
+    from openbook.algorithms.mondrian import allowable
+    from openbook.algorithms.mondrian_planner import MondrianSpace, mondrian_plan
+
+    t = random_table(n=50, d=3, seed=seed, card=[4, 7, 20][seed % 3])
+    model = make_model("l=2")
+    ref = _reference_tries(t, model, strict)
+    seen, n_later = [], 0
+    decide = allowable(model, t.sa_domain)
+
+    def hook(cuts):
+        nonlocal n_later
+        taken = decide(cuts)
+        pos, cut = cuts.segments()
+        left = cuts.left_mask()
+        nodes = []
+        for i in range(len(cuts)):
+            rows = np.sort(cuts.rows[pos[cut == i]])
+            nodes.append(rows)
+            seen.append((frozenset(rows.tolist()), frozenset(cuts.rows[pos[cut == i]][left[cut == i]].tolist()),
+                         bool(taken[i])))
+        # the cuts each node would try next, rank by rank, are the reference's next candidates
+        nxt = {i: [] for i in range(len(cuts))}
+        for batch in cuts.later(np.arange(len(cuts))):
+            bpos, bcut = batch.segments()
+            bleft = batch.left_mask()
+            for i in range(len(batch)):
+                nxt[int(batch.origin[i])].append(frozenset(batch.rows[bpos[bcut == i]][bleft[bcut == i]].tolist()))
+        for i, rows in enumerate(nodes):
+            cand = _candidates(t, rows, strict)
+            offered = [seen[len(seen) - len(nodes) + i][1]] + nxt[i]  # this cut, then the later ones
+            assert offered == cand[len(cand) - len(offered):]
+            n_later += len(nxt[i])
+        return taken
+
+    space = MondrianSpace(t, "ordered")
+    tree = mondrian_plan(space, space.matrix(t), np.array(t.sa_codes, dtype=np.int32), t.sa_domain.n_values, hook,
+                         strict=strict)
+    assert sorted(seen, key=repr) == sorted(ref, key=repr)
+    assert tree.n_groups == make_algorithm("mondrian", model=model, strict=strict).partition(t).n_groups
+    assert n_later > 0

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from openbook.attacks.background import attribute_sets, mine_knowledge
+from openbook.inference.knowledge import attribute_sets, mine_knowledge
 from openbook.data.schema import Schema
 from openbook.data.table import encode
 from openbook.errors import ParameterError

@@ -6,8 +6,12 @@ from itertools import permutations
 import numpy as np
 import pytest
 
-from openbook.attacks.permanent import (exact_posteriors, group_posteriors, n_states, permanent_glynn,
-                                        posteriors_by_permanents, sampled_posteriors)
+from openbook.inference.group import group_posteriors
+from openbook.inference.multiset_dp import exact_posteriors
+from openbook.inference.permanent import permanent_glynn, posteriors_by_permanents
+from openbook.inference.row_types import row_type_posteriors
+from openbook.inference.sampler import sampled_posteriors
+from openbook.inference.states import n_states
 from openbook.errors import ParameterError
 
 _PERMS = {n: np.array(list(permutations(range(n))), dtype=np.int64) for n in range(1, 9)}
@@ -84,18 +88,29 @@ def test_bad_input_is_rejected():
 
 
 def test_sampler_within_stated_bound_on_groups_of_23_to_40():
-    """The Metropolis estimate stays within z·SE + 3/n of the exact DP (the slower exact
-    computation with an unlimited state budget) on groups of 23-40 tuples."""
+    """The Metropolis estimate against the exact DP (the slower exact computation with an
+    unlimited state budget) on groups of 23-40 tuples, three seeds each.
+
+    The stated bound ``z·SE + 3/n`` holds per entry with z = 4 on a t distribution with 39
+    degrees of freedom (40 batch means): about 3 entries in 10,000 fall outside it for an
+    honest sampler, so "all 1,410 entries inside" would fail one run in ten whatever the
+    code. The check is the calibration instead: at least 99 % of the entries inside the
+    bound, none beyond 1.5 times it (6 SE: about 5e-7 per entry)."""
     rng = np.random.default_rng(11)
+    inside, n, worst = 0, 0, 0.0
     for N in (23, 31, 40):
         K = 5
         mult = np.bincount(np.concatenate([np.arange(K), rng.integers(0, K, N - K)]), minlength=K)
         W = rng.random((N, K)) + 0.02
         exact = exact_posteriors(W, mult)
-        res = sampled_posteriors(W, mult, seed=N)
-        err = np.abs(res.estimate - exact)
-        assert (err <= res.bound).all(), float((err / res.bound).max())
-        assert res.bound.max() < 0.05
+        for seed in (N, N + 1, N + 2):
+            res = sampled_posteriors(W, mult, seed=seed)
+            err = np.abs(res.estimate - exact)
+            inside += int((err <= res.bound).sum())
+            n += err.size
+            worst = max(worst, float((err / res.bound).max()))
+            assert res.bound.max() < 0.05
+    assert inside >= 0.99 * n and worst <= 1.5, (inside, n, worst)
 
 
 def test_group_posteriors_switches_method():
@@ -110,8 +125,6 @@ def test_group_posteriors_switches_method():
 def test_row_type_dp_equals_brute_force_with_repeated_rows_and_values():
     """The DP over row types (identical rows of W = tuples sharing an A-signature) is exact:
     equal to brute-force enumeration on random groups with repeated rows and values."""
-    from openbook.attacks.permanent import row_type_posteriors
-
     rng = np.random.default_rng(7)
     worst, n_done = 0.0, 0
     for _ in range(1500):
@@ -131,3 +144,42 @@ def test_row_type_dp_equals_brute_force_with_repeated_rows_and_values():
     assert worst <= 1e-9
     with pytest.raises(ParameterError):
         row_type_posteriors(rng.random((6, 2)), np.array([3, 3]), max_states=10)
+
+
+def test_row_type_dp_for_one_column_equals_brute_force_at_any_multiplicity():
+    """``only=v`` (the backward pass alone, value ``v`` put first) gives column ``v`` of the
+    brute force whatever ``m_v`` is — the copies of a value are exchangeable."""
+    rng = np.random.default_rng(17)
+    worst, n_done, seen_mult = 0.0, 0, set()
+    for _ in range(1200):
+        N = int(rng.integers(1, 8))
+        W0, mult = _random_group(rng, N)
+        W = W0[rng.integers(0, int(rng.integers(1, N + 1)), N)]
+        v = int(rng.integers(0, mult.size))
+        with np.errstate(invalid="ignore"):
+            b = brute_force(W, mult)
+        a = row_type_posteriors(W, mult, only=v)
+        if not np.isfinite(b).all():
+            assert np.isnan(a).all()
+            continue
+        assert np.all(np.delete(a, v, axis=1) == 0.0)
+        worst = max(worst, float(np.abs(a[:, v] - b[:, v]).max()))
+        seen_mult.add(int(mult[v]))
+        n_done += 1
+    assert n_done >= 800 and {1, 2, 3} <= seen_mult
+    assert worst <= 1e-9
+
+
+def test_group_posteriors_takes_the_row_type_dp_when_the_value_dp_is_too_large():
+    """Ten tuples, ten distinct values (2^10 value-DP states) but two signatures (6 x 6
+    row-type states): exact under a budget of 100 states, equal to brute force."""
+    from openbook.inference.group import exact_plan
+
+    rng = np.random.default_rng(2)
+    rows = rng.random((2, 10)) + 0.05
+    W = rows[np.repeat([0, 1], 5)]
+    mult = np.ones(10, dtype=np.int64)
+    assert exact_plan(mult, np.array([5, 5]), 100) == "row_types"
+    p, method, bound = group_posteriors(W, mult, max_states=100)
+    assert method == "exact" and bound is None
+    np.testing.assert_allclose(p, exact_posteriors(W, mult), atol=1e-12)

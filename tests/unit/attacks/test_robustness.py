@@ -6,8 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from openbook.attacks.background import mine_knowledge
-from openbook.attacks.robustness import audit_groups, audit_release, delta_max, min_group_size
+from openbook.attacks.robustness import audit_groups, audit_release
+from openbook.inference.knowledge import mine_knowledge
+from openbook.inference.theorem1 import delta_max, min_group_size
 from openbook.data.schema import Schema
 from openbook.data.table import encode
 from openbook.errors import ParameterError
@@ -107,3 +108,75 @@ def test_groups_beyond_every_method_are_unresolved_not_safe(monkeypatch):
     assert rep.methods["unresolved"] == 4 and rep.methods["mcmc"] == 0
     assert rep.n_unresolved == tab.n_rows and np.isnan(rep.posterior).all()
     assert not rep.robust and np.isnan(rep.problematic_fraction)
+
+
+def test_every_value_sensitive_equals_brute_force_with_both_dps():
+    """Groups holding several sensitive values (every value sensitive: the row-type DP runs
+    over every column, not only the first) against enumeration, with budgets that force the
+    value DP, the row-type DP, and whichever is cheaper."""
+    tab = _table(n=96, seed=4)
+    kn = mine_knowledge(tab, min_support=4)
+    group = np.random.default_rng(5).permutation(np.arange(tab.n_rows) % 12)  # 12 groups of 8
+    sa = tab.sa_codes
+    want = np.zeros(tab.n_rows)
+    for g in range(12):
+        rows = np.flatnonzero(group == g)
+        for s in kn.sets:
+            post = _brute(s.row_probs(tab.qi_codes[rows]), tuple(sa[rows]))
+            want[rows] = np.maximum(want[rows], post.max(axis=1))
+    for max_states in (10**6, 40, 12):
+        rep = audit_groups(kn, tab.qi_codes, tab.sa_codes, group, r=2, max_states=max_states)
+        done = rep.methods["pairs"]["value_dp"] + rep.methods["pairs"]["row_type_dp"]
+        if rep.methods["mcmc"] == 0:
+            np.testing.assert_allclose(rep.posterior, want, atol=1e-12)
+            assert done == 12 * len(kn.sets) and rep.mcmc_bound == 0.0
+            np.testing.assert_array_equal(rep.bound, rep.posterior)
+        else:  # sampled sets: the estimate is near, the stated bound above the exact value
+            assert (rep.bound >= want - 1e-12).all()
+            assert np.abs(rep.posterior - want).max() <= rep.mcmc_bound
+
+
+def test_sampled_audit_bounds_the_exact_posterior_and_is_seeded():
+    tab = _table()
+    kn = mine_knowledge(tab, min_support=5)
+    group = np.arange(tab.n_rows) % 4  # 4 groups of 30
+    sens = tab.sa_domain.sensitive_mask("sx")
+    exact = audit_groups(kn, tab.qi_codes, tab.sa_codes, group, r=2, sensitive=sens)
+    a = audit_groups(kn, tab.qi_codes, tab.sa_codes, group, r=2, sensitive=sens, max_states=10, seed=3)
+    b = audit_groups(kn, tab.qi_codes, tab.sa_codes, group, r=2, sensitive=sens, max_states=10, seed=3)
+    assert a.methods["pairs"]["sampled"] > 0
+    np.testing.assert_array_equal(a.posterior, b.posterior)
+    assert (a.bound >= exact.posterior - 1e-12).all() and (a.set_bound >= exact.set_posterior - 1e-12).all()
+    assert (a.bound >= a.posterior).all() and a.mcmc_bound == pytest.approx((a.bound - a.posterior).max())
+
+
+def test_a_group_without_a_world_of_positive_weight_is_unresolved():
+    """Knowledge says every tuple with a = 0 holds x; a group of two such tuples published
+    with the values {y, y} has no possible world: unresolved, never 'safe'."""
+    df = pd.DataFrame({"a": ["0"] * 6 + ["1"] * 6, "s": ["x"] * 6 + ["y"] * 6})
+    tab = encode(df, Schema.build(qi=["a"], sa="s"))
+    kn = mine_knowledge(tab, min_support=1)
+    sa = tab.sa_codes.copy()
+    sa[[0, 1]] = sa[6]  # rows 0, 1 (a = 0) published with y
+    group = np.full(tab.n_rows, -1)
+    group[[0, 1]] = 0
+    group[[2, 3]] = 1
+    rep = audit_groups(kn, tab.qi_codes, sa, group, r=2)
+    assert rep.methods["unresolved"] == 1 and rep.n_unresolved == 2
+    assert np.isnan(rep.posterior[[0, 1]]).all() and (rep.posterior[[2, 3]] == 1.0).all()
+    assert not rep.robust
+
+
+def test_progress_bars_on_a_terminal_change_nothing(monkeypatch):
+    """The exact kernel and the sampler run in steps under a progress bar on a terminal; the
+    figures are those of a run without it."""
+    from openbook import progress
+
+    tab = _table()
+    kn = mine_knowledge(tab, min_support=5)
+    group = np.arange(tab.n_rows) % 4
+    quiet = audit_groups(kn, tab.qi_codes, tab.sa_codes, group, r=2, max_states=10)
+    monkeypatch.setattr(progress, "enabled", lambda: True)
+    drawn = audit_groups(kn, tab.qi_codes, tab.sa_codes, group, r=2, max_states=10)
+    np.testing.assert_array_equal(quiet.posterior, drawn.posterior)
+    np.testing.assert_array_equal(quiet.bound, drawn.bound)

@@ -12,6 +12,8 @@ import pytest
 
 from openbook.release import io
 
+TOKEN = "0123456789ab"  # the 12 hex digits of a temporary name
+
 
 def _files(folder: Path, tag: str) -> None:
     for name in ("r.csv", "r.sa.csv", "r.csv.json"):
@@ -25,7 +27,7 @@ def _content(folder: Path) -> dict[str, str]:
 def _stage(folder: Path, tag: str) -> list[tuple[str, str]]:
     renames = []
     for name in ("r.csv", "r.sa.csv", "r.csv.json"):
-        tmp = f".{name}.abc{io.PART}"
+        tmp = f".{name}.{TOKEN}{io.PART}"
         (folder / tmp).write_text(f"{tag}:{name}")
         renames.append((tmp, name))
     return renames
@@ -52,7 +54,7 @@ def test_killed_after_the_journal_rolls_forward(tmp_path, done):
 def test_a_torn_journal_was_never_committed(tmp_path):
     _files(tmp_path, "old")
     _stage(tmp_path, "new")
-    (tmp_path / ".r.csv.commit").write_text('{"renames": [[".r.csv.abc.part", "r.c')
+    (tmp_path / ".r.csv.commit").write_text('{"renames": [[".r.csv.0123456789ab.part", "r.c')
     io.recover(tmp_path / "r.csv")
     assert _content(tmp_path) == {n: f"old:{n}" for n in ("r.csv", "r.csv.json", "r.sa.csv")}
 
@@ -62,3 +64,46 @@ def test_commit_deletes_an_old_sa_table(tmp_path):
     writers = {tmp_path / "r.csv": lambda t: t.write_text("new"), tmp_path / "r.csv.json": lambda t: t.write_text("{}")}
     io.commit(tmp_path / "r.csv", writers, deletes=[tmp_path / "r.sa.csv"])
     assert _content(tmp_path) == {"r.csv": "new", "r.csv.json": "{}"}
+
+
+def test_the_sweep_removes_only_our_own_temporaries(tmp_path):
+    _files(tmp_path, "old")
+    ours = [f".r.csv.{TOKEN}{io.PART}", f".r.csv.json.{TOKEN}{io.PART}", f".r.sa.csv.{TOKEN}{io.PART}",
+            f"..r.csv.commit.{TOKEN}{io.PART}"]  # the journal's own temporary
+    foreign = [".r.csv.abc.part", f".r.csv.{TOKEN}{io.PART}.bak", f".other.csv.{TOKEN}{io.PART}",
+               f"r.csv.{TOKEN}{io.PART}", f".r.csv.{TOKEN.upper()}{io.PART}", f".rXcsv.{TOKEN}{io.PART}"]
+    for name in ours + foreign:
+        (tmp_path / name).write_text("x")
+    io.recover(tmp_path / "r.csv")
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["r.csv", "r.csv.json", "r.sa.csv", *foreign])
+
+
+def test_a_live_writers_temporaries_are_not_swept(tmp_path):
+    """A writer holds the folder lock while its temporaries exist: a reader's settle waits
+    for it, and sweeps only what a writer that died left behind."""
+    import subprocess
+    import sys
+    import threading
+    import time
+
+    tmp = tmp_path / f".r.csv.{TOKEN}{io.PART}"
+    writer = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time\n"
+        f"fd = os.open({str(tmp_path)!r}, os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX)\n"
+        f"open({str(tmp)!r}, 'w').write('half'); print('locked', flush=True); time.sleep(60)\n")],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline().strip() == "locked"
+        done = threading.Event()
+        t = threading.Thread(target=lambda: (io.settle(tmp_path / "r.csv"), done.set()), daemon=True)
+        t.start()
+        time.sleep(0.5)
+        assert not done.is_set() and tmp.exists()  # waiting on the live writer, its file untouched
+        writer.kill()  # the writer dies without a journal: its temporary is stale now
+        writer.wait()
+        assert done.wait(10)
+        assert not tmp.exists()
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait()

@@ -1,0 +1,300 @@
+"""The replay attack: units per algorithm, solved one by one, posteriors per person (paper 000
+§2.4, §5.1; paper 001 Assumption 3).
+
+:func:`replay_attack` takes the people (their QIs; the SA column is read only per class, as
+the published multisets, and to mark who is truly sensitive), the grouping and the
+algorithm. In a generalized release groups whose labels coincide are one class — what a
+reader of the file sees (:func:`openbook.release.align.published_classes`) — so the attack
+starts by merging them, and a world counts iff the algorithm re-run on it publishes the
+observed classes. :func:`replay_release` does the same for a saved release: the algorithm
+from its provenance, the people from the original table, each seated in their class by the
+publisher's record — kept in memory after anonymization, or recomputed by re-running the
+(deterministic) algorithm on the original table and checking that it publishes exactly the
+file — else by their QIs (:func:`openbook.release.align.align`).
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...data.table import EncodedTable
+from ...errors import OpenbookError, ParameterError
+from ...progress import track
+from ...release import Partition
+from ...release.align import Alignment, align, published_classes, rows_by_sa, seated_sa
+from ..base import AttackResult, model_l
+from .batch import batchable, chain_batchable, sample_chains, solve_batch
+from .engine import Unit, solve_unit
+from .generic import NO_INFORMATION, canonical, no_information_units, rerun_units, with_sa
+from .greedy import gg_units, run_seating, settle_ties
+from .mondrian import mondrian_units
+from .symmetric import sg_units
+
+#: algorithms whose groups the replay rebuilds from their own structure
+STRUCTURED = ("gg", "rgg", "sg", "mondrian")
+#: algorithms whose run is fixed by the table (no seed): the auditor can re-run them
+DETERMINISTIC = ("gg", "sg", "mondrian")
+
+
+def replay_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray, *,
+                 generalized: bool = False) -> list[Unit]:
+    """The independent units of a release made by ``algo`` (``group``: published classes)."""
+    name = algo.name
+    if name in ("gg", "rgg"):
+        return gg_units(algo, table, group, gcounts, generalized=generalized)
+    if name == "sg":
+        return sg_units(algo, table, group, gcounts, generalized=generalized)
+    if name == "mondrian":
+        return mondrian_units(algo, table, group, gcounts, generalized=generalized)
+    if name in NO_INFORMATION:
+        return no_information_units(group, gcounts)
+    publish = (lambda t, part: published_classes(t, part.group)) if generalized else None
+    return rerun_units(algo, table, group, gcounts, publish)
+
+
+def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, worlds: int = 10_000,
+                  seed: int | np.random.Generator = 0, exact_limit: float = 1e6, targets: Any = None,
+                  sensitive_set: str | None = None, set_mode: str | None = None, force_sample: bool = False,
+                  l: float | None = None, kind: str | None = None, piece_limit: float | None = None
+                  ) -> AttackResult:
+    """Per-person posteriors of the replay adversary (module docstring).
+
+    Parameters
+    ----------
+    table:
+        The individuals (QI values; the adversary knows them). Its SA column is read only
+        per class — as the release's SA multisets — and to mark who is truly sensitive.
+    group:
+        Published group of each row (``Partition.group``; ``-1`` = suppressed).
+    algorithm:
+        The anonymizer (an :class:`~openbook.algorithms.base.Anonymizer` with its
+        parameters and model), e.g. ``make_algorithm("gg", model=make_model("l=3"))``.
+    worlds:
+        Worlds sampled per unit too large to enumerate.
+    seed:
+        Seed (int or ``numpy.random.Generator``) of the sampling.
+    exact_limit:
+        Units with at most this many contingency tables (or chain states) are exact.
+    targets, sensitive_set, set_mode:
+        ``targets`` = ``(names, masks (T, n_sa))``; default from the model's sensitive set
+        (:func:`.baseline.choose_targets`): ``"set:NAME"``, or every SA value.
+    force_sample:
+        Sample even units small enough to enumerate (used by the tests).
+    kind:
+        The release kind (default the algorithm's): ``"generalized"`` merges groups whose
+        labels coincide, as the file does.
+    piece_limit:
+        Largest number of worlds of one piece of a sampled unit (default
+        :data:`.engine.PIECE_LIMIT`).
+    """
+    from ..baseline import choose_targets
+
+    t0 = time.perf_counter()
+    if worlds < 1:
+        raise ParameterError(f"worlds={worlds} must be >= 1", parameter="worlds", value=worlds)
+    group = np.asarray(group, dtype=np.int64)
+    if group.size != table.n_rows:
+        raise ParameterError(f"group has {group.size} labels for {table.n_rows} rows", parameter="group")
+    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    model = algorithm.model
+    domain = table.sa_domain
+    if targets is None:
+        names, masks, _ = choose_targets(domain, model, sensitive_set, set_mode)
+    else:
+        names, masks = targets
+    masks = np.asarray(masks, dtype=bool)
+    generalized = (kind or getattr(algorithm, "release_kind", "generalized")) == "generalized" \
+        and algorithm.name not in NO_INFORMATION
+    if generalized:
+        group = published_classes(table, group)
+    group = canonical(group)  # classes numbered by their first person: the same from every source
+    n_groups = int(group.max()) + 1 if group.size else 0
+    gcounts = table.group_sa_counts(group, n_groups)
+    units = _merge_constant_units(replay_units(algorithm, table, group, gcounts, generalized=generalized))
+    cache: dict = {}
+    post = np.full((table.n_rows, len(names)), np.nan)
+    se = np.zeros((table.n_rows, len(names)))
+    unresolved = np.zeros(table.n_rows, dtype=bool)
+    seeds = rng.integers(0, 2**31 - 1, size=max(1, len(units)))
+    info = {"group": [], "unit": [], "exact": [], "worlds": [], "accepted": [], "unit_kind": []}
+    n_exact = n_sampled = n_unres = 0
+    done: dict[int, Any] = {}
+    if not force_sample:  # small units of decisions: exact, all at once
+        small = [i for i, u in enumerate(units) if batchable(u)]
+        for i, r in zip(small, solve_batch([units[i] for i in small], masks)):
+            if r is not None:
+                done[i] = r
+    else:  # GG/RGG groups sampled, all at once
+        chains = [i for i, u in enumerate(units) if chain_batchable(u)]
+        for i, r in zip(chains, sample_chains([units[i] for i in chains], masks, worlds,
+                                              [int(seeds[i]) for i in chains])):
+            done[i] = r
+    for ui, u in enumerate(track(units, "replay adversary: units")):
+        r = done.get(ui)
+        if r is None:
+            r = solve_unit(u, masks, worlds=worlds, seed=int(seeds[ui]), exact_limit=exact_limit,
+                           force_sample=force_sample, cache=cache, piece_limit=piece_limit)
+        if not u.constant:
+            n_exact += int(r.exact)
+            n_sampled += int(not r.exact)
+        post[u.rows] = r.post[u.cell]
+        se[u.rows] = r.se[u.cell]
+        if not r.consistent:
+            unresolved[u.rows] = True
+            n_unres += 1
+        g = np.unique(group[u.rows])
+        info["group"].extend(g.tolist())
+        info["unit"].extend([ui] * g.size)
+        info["exact"].extend([bool(r.exact)] * g.size)
+        info["worlds"].extend([r.n_worlds] * g.size)
+        info["accepted"].extend([r.accepted] * g.size)
+        info["unit_kind"].extend([u.kind] * g.size)
+    post[group < 0] = np.nan
+    sens = masks.any(axis=0)[table.sa_codes]
+    return AttackResult(
+        adversary="replay", posterior=post, targets=list(names), group=group,
+        l=model_l(model) if l is None else l, stderr=se, sensitive=sens, unresolved=unresolved,
+        group_info=pd.DataFrame(info),
+        notes={"knowledge": "every QI, the algorithm and its parameters, the published classes "
+                            "(paper 000 §2.4)",
+               "algorithm": algorithm.name, "params": _jsonable(algorithm.params()),
+               "classes": n_groups, "units": len(units), "units_exact": n_exact, "units_sampled": n_sampled,
+               "units_unresolved": n_unres, "regions": sum(len(u.regions) for u in units),
+               "worlds_per_unit": int(worlds), "exact_limit": float(exact_limit),
+               "elapsed_s": round(time.perf_counter() - t0, 3)},
+    )
+
+
+def _merge_constant_units(units: list[Unit]) -> list[Unit]:
+    """Units whose weight is constant (no world excluded) merged into one: their posterior
+    is the class frequency, computed for all of them at once."""
+    const = [u for u in units if u.constant and not u.unresolved]
+    if len(const) < 2:
+        return units
+    rest = [u for u in units if not (u.constant and not u.unresolved)]
+    cell_off = np.cumsum([0] + [u.n_cells for u in const])
+    leaf_off = np.cumsum([0] + [u.leaf_counts.shape[0] for u in const])
+    merged = Unit(np.concatenate([u.rows for u in const]),
+                  np.concatenate([u.cell + cell_off[i] for i, u in enumerate(const)]).astype(np.int64),
+                  np.concatenate([u.cell_leaf + leaf_off[i] for i, u in enumerate(const)]).astype(np.int64),
+                  np.concatenate([u.leaf_counts for u in const]), None, const[0].kind)
+    return [merged] + rest
+
+
+def _jsonable(d: dict) -> dict:
+    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in d.items()}
+
+
+def replay_partition(table: EncodedTable, partition: Partition, algorithm: Any, **kw: Any) -> AttackResult:
+    """:func:`replay_attack` on a :class:`Partition` the algorithm produced."""
+    return replay_attack(table, partition.group, algorithm, **kw)
+
+
+def algorithm_from_provenance(prov: dict[str, Any], model: Any = None) -> Any:
+    """The anonymizer a release's provenance (``meta["algorithm"]``) describes."""
+    from ...algorithms.registry import make_algorithm
+    from ...models.registry import make_model
+
+    if not prov or "algorithm" not in prov:
+        raise ParameterError("the release records no algorithm: replay needs the provenance "
+                             "(algorithm, params, model)", parameter="release")
+    spec = model if model is not None else prov.get("model")
+    if spec is None:
+        raise ParameterError("the release records no privacy model", parameter="model")
+    mdl = make_model(spec) if isinstance(spec, (str, dict, list)) else spec
+    params = dict(prov.get("params") or {})
+    return make_algorithm(prov["algorithm"], model=mdl, **params)
+
+
+def publisher_release(algo: Any, release: Any, knowledge: EncodedTable) -> Any:
+    """The release recomputed with the publisher's record: a deterministic algorithm re-run
+    on the original table must publish exactly the release's rows (QIs and SA; the rows of
+    a release are in canonical order, so equal releases have equal tables) — then the
+    re-run knows who sits where; ``None`` otherwise (a randomized algorithm, another table,
+    another version)."""
+    if algo is None or algo.name not in DETERMINISTIC:
+        return None
+    try:
+        again = algo.anonymize(knowledge, kind=release.kind)
+    except OpenbookError:
+        return None
+    cols = [*release.qi, release.sa]
+    a, b = again.data, release.data
+    if len(a) != len(b) or any(c not in a.columns or c not in b.columns for c in cols):
+        return None
+    for c in cols:
+        if not np.array_equal(a[c].astype(str).str.strip().to_numpy(), b[c].astype(str).str.strip().to_numpy()):
+            return None
+    if release.kind == "bucketized":
+        sa_a, sa_b = again.sa_table, release.sa_table
+        if sa_a is None or sa_b is None or not np.array_equal(sa_a.astype(str).to_numpy(), sa_b.astype(str).to_numpy()):
+            return None
+    return again
+
+
+_SEATINGS: "weakref.WeakKeyDictionary[Any, tuple[int, Any, Any]]" = weakref.WeakKeyDictionary()
+
+
+def seating(release: Any, knowledge: EncodedTable) -> Any:
+    """Which published class and row each person of ``knowledge`` sits in (an
+    :class:`~openbook.release.align.Alignment`): the publisher's record when the release
+    holds it; else, for a deterministic algorithm, the record recomputed by
+    :func:`publisher_release`; for a generalized GG/RGG release, the groups grown again
+    along the QI order (:func:`.greedy.run_seating`); else matched by QI values
+    (:func:`~openbook.release.align.align`).
+    Remembered per release and table."""
+    hit = _SEATINGS.get(release)
+    if hit is not None and hit[0] == id(knowledge) and hit[1] is knowledge:
+        return hit[2]
+    al = align(release, knowledge)
+    if not al.exact:
+        prov = release.meta.get("algorithm") or {}
+        try:
+            algo = algorithm_from_provenance(prov, release.meta.get("model")) if prov else None
+        except OpenbookError:
+            algo = None
+        again = publisher_release(algo, release, knowledge)
+        if again is not None:
+            al = align(again, knowledge)
+        elif algo is not None and algo.name in ("gg", "rgg") and release.kind == "generalized":
+            group = run_seating(algo, release, knowledge)  # a randomized run: grown again
+            if group is not None:
+                al = Alignment(group, rows_by_sa(group, release.classes()[0], knowledge, release), 0, True)
+    _SEATINGS[release] = (id(knowledge), knowledge, al)
+    return al
+
+
+def replay_release(release: Any, knowledge: EncodedTable, *, worlds: int = 10_000, seed: int = 0,
+                   exact_limit: float = 1e6, sensitive_set: str | None = None,
+                   partition: Partition | None = None) -> AttackResult:
+    """Replay attack on a saved release: the algorithm from its provenance, the individuals'
+    QIs from ``knowledge`` (the original table; its SA marks the truly sensitive people).
+    Each person sits in the class the publisher put them in (module docstring): from
+    ``partition`` or the release's own record, else recomputed, else placed by QIs."""
+    algo = algorithm_from_provenance(release.meta.get("algorithm") or {}, release.meta.get("model"))
+    kw = {"worlds": worlds, "seed": seed, "exact_limit": exact_limit, "sensitive_set": sensitive_set,
+          "kind": release.kind}
+    n = knowledge.n_rows
+    if partition is None and release.partition is not None and release.partition.n_rows == n:
+        partition = release.partition
+    if partition is not None and partition.n_rows == n:  # the publisher's own groups: the truth
+        return replay_attack(knowledge, partition.group, algo, **kw)
+    counts, dom = release.sa_counts()
+    unknown = sorted(set(map(str, dom.values)) - set(map(str, knowledge.sa_domain.values)))
+    if unknown:
+        raise ParameterError(f"the release publishes SA value {unknown[0]!r} the knowledge table lacks",
+                             parameter="knowledge")
+    al = seating(release, knowledge)
+    if al.exact:  # the publisher's record: every person with their own SA
+        return replay_attack(knowledge, al.group, algo, **kw)
+    if algo.name in ("gg", "rgg", "sg"):
+        al.group = settle_ties(algo, knowledge, al.group)
+    # the released SA multisets, placed on the knowledge rows (people with equal QIs are
+    # interchangeable, so any consistent seating gives the adversary's posteriors)
+    seated = with_sa(knowledge, seated_sa(release, knowledge, al))
+    return replay_attack(seated, al.group, algo, **kw)

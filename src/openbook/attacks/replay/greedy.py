@@ -1,0 +1,403 @@
+"""Replaying GG and RGG(p) (paper 000 §2.3, §4.1 Fig. 2, §4.3, App. C.4; §5.1).
+
+GG sorts the rows by QI, cuts the order into buckets and grows each group bucket by bucket
+until it satisfies the model; RGG(p) then extends a satisfying group with probability ``p``.
+Every published class is a union of whole buckets. Consecutive buckets of one class form a
+*run*; a run's first bucket starts a group (the class before it ended there) and its last
+ends one. Within a run the groups' boundaries are observed only when their labels differ:
+in a generalized release GG may have closed several groups inside a run, each with the
+class's labels (``A[s, e]``: buckets ``s..e`` carry them).
+
+* A run that can only be one group is a chain of per-prefix factors — ``p`` (0 for GG) per
+  satisfying prefix before the last, then "holds" and the stop ``1 - p`` when a bucket
+  follows — solved exactly by forward–backward (:mod:`.chain`); the run that ends the table
+  under ``tail="merge"`` sums over every tail merged back into it.
+* Any other class — several runs, or a run that may hold several groups — weighs a world by
+  the product over its runs of :func:`.kernels.gg_run_likelihood` (every way GG/RGG could
+  have grown groups with the class's labels through the run).
+
+A class is one unit (its buckets are the cells); classes never share a run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...algorithms.greedy import bucket_bounds
+from ...algorithms.ordering import qi_order
+from ...data.grouping import group_ids
+from ...data.table import EncodedTable
+from ...errors import VerificationError
+from ...release.align import label_keys
+from .engine import Unit, holds
+from .generic import set_only_mask
+from .kernels import box_points, gg_run_likelihood
+
+
+def order_of(algo: Any, table: EncodedTable) -> np.ndarray:
+    """The QI order GG/RGG/SG sort the rows in."""
+    pr = algo.priority.split(",") if isinstance(algo.priority, str) else algo.priority
+    return qi_order(table, algo.order, pr)
+
+
+def gg_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray, *,
+             generalized: bool = False) -> list[Unit]:
+    """The units of a GG/RGG release (module docstring): ``group`` is the published class
+    of every row (``-1``: a dropped tail); ``generalized``: classes are told apart only by
+    their labels."""
+    model, domain = algo.model, table.sa_domain
+    p = float(getattr(algo, "p", 0.0) or 0.0) if algo.name == "rgg" else 0.0
+    n = table.n_rows
+    order = order_of(algo, table)
+    bounds = bucket_bounds(n, algo.effective_bucket_size())
+    nb = bounds.size - 1
+    bucket_of_pos = np.repeat(np.arange(nb, dtype=np.int64), np.diff(bounds))
+    g_pos = group[order]
+    n_cls = gcounts.shape[0]
+    # every bucket inside one class (or wholly dropped)
+    b_lo = np.full(nb, n_cls, dtype=np.int64)
+    b_hi = np.full(nb, -2, dtype=np.int64)
+    np.minimum.at(b_lo, bucket_of_pos, g_pos)
+    np.maximum.at(b_hi, bucket_of_pos, g_pos)
+    if np.any(b_lo != b_hi):
+        raise VerificationError(f"{algo.name}: the published classes are not unions of whole buckets of "
+                                f"{algo.effective_bucket_size()} rows in the QI order")
+    cb = b_lo
+    starts = np.flatnonzero(np.r_[True, cb[1:] != cb[:-1]])
+    ends = np.r_[starts[1:], nb] - 1
+    keep = cb[starts] >= 0
+    starts, ends = starts[keep], ends[keep]
+    run_cls = cb[starts]
+    if not generalized and np.unique(run_cls).size != run_cls.size:
+        raise VerificationError(f"{algo.name}: a published group is not one run of consecutive buckets")
+    merge = getattr(algo, "tail", "merge") == "merge"
+    smask = set_only_mask(model, domain)
+    ckeys = label_keys(table, group, n_cls) if generalized else None
+    # SA counts (as seated) from each bucket to the table's end
+    suffix = np.zeros((nb + 1, gcounts.shape[1]), dtype=np.int64)
+    np.add.at(suffix, (bucket_of_pos, np.asarray(table.sa_codes, dtype=np.int64)[order]), 1)
+    suffix = np.cumsum(suffix[::-1], axis=0)[::-1]
+    # a run that is a whole class seen from its start: the suffix's counts are the same in
+    # every world, one model call for all of them
+    suffix_holds = holds(model, domain, suffix[:nb]) if p > 0 else None
+    dropped_after = np.r_[np.cumsum((cb < 0)[::-1])[::-1] > 0, False]
+    units = []
+    by_cls = np.argsort(run_cls, kind="stable")
+    splits = np.flatnonzero(np.diff(run_cls[by_cls])) + 1
+    for runs in np.split(by_cls, splits):
+        c = int(run_cls[runs[0]])
+        spans = [(int(starts[k]), int(ends[k])) for k in runs]
+        pos = np.concatenate([np.arange(bounds[a], bounds[b + 1]) for a, b in spans])
+        rows = order[pos]
+        cell = np.concatenate([np.repeat(np.arange(b - a + 1), np.diff(bounds[a:b + 2])) for a, b in spans])
+        off = np.cumsum([0] + [b - a + 1 for a, b in spans])
+        cell = cell + np.repeat(off[:-1], [bounds[b + 1] - bounds[a] for a, b in spans])
+        n_cells = int(off[-1])
+        lc = gcounts[c:c + 1]
+        runs_spec = []
+        for (a, b), o in zip(spans, off[:-1].tolist()):
+            B = b - a + 1
+            A = _admissible(table, order, bounds, a, b, ckeys[c]) if ckeys is not None else None
+            runs_spec.append((o, B, A, b < nb - 1, merge and b == nb - 1))
+        if p > 0 and not all((suffix_holds[a] and not dropped_after[b + 1]) if len(spans) == 1 and A is None
+                             else _never_runs_out(model, domain, a, b, c, cb, suffix, bounds, gcounts[c], A)
+                             for (a, b), (_, _, A, followed, _) in zip(spans, runs_spec) if followed):
+            # RGG may close a group for want of any later satisfying bucket: that depends on
+            # other classes' arrangements — left unresolved rather than guessed
+            units.append(Unit(rows, cell.astype(np.int64), np.zeros(n_cells, dtype=np.int64), lc, None, algo.name,
+                              unresolved=True))
+            continue
+        if len(runs_spec) == 1 and not _several_groups(runs_spec[0][2]):
+            _, B, _, followed, final = runs_spec[0]
+            lik = _one_group(model, domain, p, B, final=final, followed=followed)
+            units.append(Unit(rows, cell.astype(np.int64), np.zeros(n_cells, dtype=np.int64), lc, lik["likelihood"],
+                              algo.name, chain=lik.get("chain"), set_mask=smask, key=lik.get("key"),
+                              chain_params=lik.get("params")))
+            continue
+        key = ("gg-runs", p, tuple((o, B, None if A is None else A.tobytes(), f, m) for o, B, A, f, m in runs_spec))
+        units.append(Unit(rows, cell.astype(np.int64), np.zeros(n_cells, dtype=np.int64), lc,
+                          _runs_likelihood(model, domain, p, runs_spec), algo.name, set_mask=smask, key=key))
+    return units
+
+
+def _never_runs_out(model: Any, domain: Any, a: int, b: int, c: int, cb: np.ndarray, counts_after: np.ndarray,
+                    bounds: np.ndarray, class_counts: np.ndarray, A: np.ndarray | None) -> bool:
+    """Does every group RGG could start in the run ``a..b`` of class ``c`` (its first
+    bucket; with label merges, any admissible start) satisfy the model up to the table's
+    end in every world? Then an extension never runs out of satisfying buckets before the
+    run's last group closes, and the run's weight is its own. From a start ``s`` to the end
+    lie: a part of class ``c`` of known size — any sub-multiset of its values (all tried) —
+    and whole other classes (known counts); a dropped bucket after ``b`` (unknown values)
+    fails the check."""
+    nb = cb.size
+    if np.any(cb[b + 1:] < 0):
+        return False
+    other = counts_after[b + 1] - _class_after(cb, bounds, c, b + 1, counts_after)
+    starts = [a] if A is None else [a + s for s in range(A.shape[0]) if s == 0 or A[:s, s - 1].any()]
+    K = np.asarray(class_counts, dtype=np.int64)
+    for s in starts:
+        size = int(sum(bounds[x + 1] - bounds[x] for x in range(s, nb) if cb[x] == c))
+        lo = np.maximum(0, size - (K.sum() - K))
+        hi = np.minimum(size, K)
+        pts, _, over = box_points(lo[None], hi[None], np.array([size], dtype=np.int64), 4096.0)
+        if over[0] or not bool(holds(model, domain, pts + other[None]).all()):
+            return False
+    return True
+
+
+def _class_after(cb: np.ndarray, bounds: np.ndarray, c: int, x0: int, counts_after: np.ndarray) -> np.ndarray:
+    """SA counts (as seated) of class ``c``'s buckets from bucket ``x0`` on."""
+    out = np.zeros(counts_after.shape[1], dtype=np.int64)
+    for x in np.flatnonzero(cb[x0:] == c) + x0:
+        out += counts_after[x] - counts_after[x + 1]
+    return out
+
+
+def _admissible(table: EncodedTable, order: np.ndarray, bounds: np.ndarray, a: int, b: int,
+                ckey: np.ndarray) -> np.ndarray:
+    """``A[s, e]``: buckets ``a+s..a+e`` carry the class's labels. Labels only widen with
+    the members, so ``A`` is monotone and each start needs its first admissible end only
+    (binary search over all starts at once)."""
+    B = b - a + 1
+    lo = np.arange(B)
+    hi = np.full(B, B)  # first admissible end in [lo, hi]; B = none
+    while np.any(lo < hi):
+        act = np.flatnonzero(lo < hi)
+        mid = (lo[act] + hi[act]) // 2
+        ok = _interval_ok(table, order, bounds, a + act, a + mid, ckey)
+        hi[act[ok]] = mid[ok]
+        lo[act[~ok]] = mid[~ok] + 1
+    s, e = np.meshgrid(np.arange(B), np.arange(B), indexing="ij")
+    return (e >= lo[:, None]) & (lo[:, None] < B)
+
+
+def _interval_ok(table: EncodedTable, order: np.ndarray, bounds: np.ndarray, s: np.ndarray, e: np.ndarray,
+                 ckey: np.ndarray) -> np.ndarray:
+    """Do buckets ``s[i]..e[i]`` (each) carry the labels ``ckey``?"""
+    lens = bounds[e + 1] - bounds[s]
+    start = np.cumsum(lens) - lens
+    pos = np.repeat(bounds[s] - start, lens) + np.arange(int(lens.sum()))
+    gid = np.repeat(np.arange(s.size), lens)
+    keys = label_keys(table, gid, s.size, order[pos])
+    return (keys == ckey[None]).all(axis=(1, 2))
+
+
+def _several_groups(A: np.ndarray | None) -> bool:
+    """Could the run hold several groups with the class's labels?"""
+    if A is None:
+        return False
+    B = A.shape[0]
+    reach = np.zeros(B + 1, dtype=bool)
+    reach[0] = True
+    for s in range(1, B):
+        reach[s] = bool(np.any(reach[:s] & A[:s, s - 1]))
+    return bool(np.any(reach[1:B] & A[1:B, B - 1]))
+
+
+def _sub_holds(model: Any, domain: Any, c: np.ndarray) -> np.ndarray:
+    """``H (W, B, B)``: do buckets ``i..j`` satisfy the model, from cell counts ``(W, B, v)``."""
+    W, B = c.shape[0], c.shape[1]
+    P = np.zeros((W, B + 1, c.shape[2]), dtype=np.int64)
+    np.cumsum(c, axis=1, out=P[:, 1:])
+    i, j = np.triu_indices(B)
+    H = np.zeros((W, B, B), dtype=np.bool_)
+    H[:, i, j] = holds(model, domain, P[:, j + 1] - P[:, i])
+    return H
+
+
+def _runs_likelihood(model: Any, domain: Any, p: float, runs_spec: list) -> Any:
+    def lik(c: np.ndarray) -> np.ndarray:
+        out = np.ones(c.shape[0])
+        for o, B, A, followed, final in runs_spec:
+            A_ = A if A is not None else _single(B)
+            out *= gg_run_likelihood(_sub_holds(model, domain, c[:, o:o + B]), A_, p, followed, final)
+        return out
+    return lik
+
+
+def _single(B: int) -> np.ndarray:
+    A = np.zeros((B, B), dtype=bool)
+    A[0, B - 1] = True
+    return A
+
+
+def _one_group(model: Any, domain: Any, p: float, B: int, *, final: bool, followed: bool) -> dict[str, Any]:
+    """Likelihood of a run that is one GG/RGG(p) group of ``B`` buckets: the group ending
+    the table under ``tail="merge"`` sums over runs (numba DP); any other group is a chain
+    of prefix factors — ``p`` (RGG's voluntary merge; 0 for GG) per satisfying prefix
+    before the last, then "holds" times ``1 - p`` (the stop) when a bucket follows."""
+    if final and B > 1:
+        A = _single(B)
+
+        def lik_final(c: np.ndarray) -> np.ndarray:
+            return gg_run_likelihood(_sub_holds(model, domain, c), A, p, False, True)
+        return {"likelihood": lik_final, "key": ("gg-final", B, p)}
+    if B == 1:
+        return {"likelihood": None}  # one bucket: every world gives the same (verified) group
+    stop = (1.0 - p) if followed else 1.0
+
+    def chain(j: int, prefix_counts: np.ndarray) -> np.ndarray:
+        H = holds(model, domain, prefix_counts)
+        return np.where(H, p, 1.0) if j < B - 1 else H * stop
+    return {"likelihood": None, "chain": chain, "key": ("gg-chain", B, stop, p), "params": (model, domain, p, stop)}
+
+
+def settle_ties(algo: Any, table: EncodedTable, group: np.ndarray) -> np.ndarray:
+    """People with equal QIs are interchangeable to the adversary, so which of them sits in
+    which group is the auditor's choice: within each run of equal QI tuples along the
+    algorithm's order, seat groups that started before the run first and groups that go on
+    after it last — the seating under which the groups are consecutive, as GG/SG made them."""
+    order = order_of(algo, table)
+    key, _ = group_ids(table.qi_codes)
+    k = key[order]
+    g = group[order].copy()
+    n = g.size
+    if n == 0:
+        return group
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    ends = np.r_[starts[1:], n]
+    pos = np.arange(n)
+    valid = g >= 0
+    n_groups = int(group.max()) + 1 if valid.any() else 0
+    first = np.full(n_groups, n, dtype=np.int64)
+    last = np.full(n_groups, -1, dtype=np.int64)
+    np.minimum.at(first, g[valid], pos[valid])
+    np.maximum.at(last, g[valid], pos[valid])
+    for a, b in zip(starts[ends - starts > 1].tolist(), ends[ends - starts > 1].tolist()):
+        seg = g[a:b]
+        rank = np.where(seg < 0, 3, np.where(first[np.maximum(seg, 0)] < a, 0,
+                                              np.where(last[np.maximum(seg, 0)] >= b, 2, 1)))
+        g[a:b] = seg[np.lexsort((seg, rank))]
+    out = np.empty_like(group)
+    out[order] = g
+    return out
+
+
+def run_seating(algo: Any, release: Any, knowledge: EncodedTable, budget: int = 200_000) -> np.ndarray | None:
+    """The class of every person (``Release.classes()`` numbering, ``-1`` absent) in a
+    generalized GG/RGG release, found by growing the groups as GG/RGG can along the QI
+    order: from each group start, a group may close at a bucket where it satisfies the
+    model (GG: the first; RGG: any), and must then carry the labels of a class whose SA
+    multiset still holds its members' values; the tail is dropped or merged back as the
+    algorithm's ``tail`` says. Depth-first with backtracking; ``None`` when no growth, or
+    none within ``budget`` steps, publishes the file."""
+    import pandas as pd
+
+    from ...release.align import class_label_keys
+
+    model, domain = algo.model, knowledge.sa_domain
+    p = float(getattr(algo, "p", 0.0) or 0.0) if algo.name == "rgg" else 0.0
+    cls_rows, n_cls = release.classes()
+    counts, dom = release.sa_counts()
+    idx = pd.Index([str(v) for v in dom.values]).get_indexer([str(v) for v in domain.values])
+    cap = np.zeros((n_cls, domain.n_values), dtype=np.int64)
+    cap[:, idx >= 0] = counts[:, idx[idx >= 0]]
+    if cap.sum() != counts.sum():
+        return None
+    keys = class_label_keys(release, knowledge).reshape(n_cls, -1)
+    by_key = {k.tobytes(): c for c, k in enumerate(keys)}
+    n = knowledge.n_rows
+    order = order_of(algo, knowledge)
+    bounds = bucket_bounds(n, algo.effective_bucket_size())
+    nb = bounds.size - 1
+    sa_pos = np.asarray(knowledge.sa_codes, dtype=np.int64)[order]
+    P = np.zeros((nb + 1, domain.n_values), dtype=np.int64)
+    np.add.at(P, (np.searchsorted(bounds, np.arange(n), side="right"), sa_pos), 1)
+    np.cumsum(P, axis=0, out=P)
+    span = int(np.ceil(cap.sum(axis=1).max(initial=0) / max(1, algo.effective_bucket_size()))) + 1
+    published = int(cap.sum())
+
+    def closes(s: int) -> list[tuple[int, int]]:
+        """(end, class) where a group from bucket ``s`` may close and what it would publish."""
+        e = np.arange(s, min(nb, s + span))
+        ok = holds(model, domain, P[e + 1] - P[s])
+        e = e[ok]
+        if p == 0.0:
+            e = e[:1]
+        if e.size == 0:
+            return []
+        lens = bounds[e + 1] - bounds[s]
+        gid = np.repeat(np.arange(e.size), lens)
+        pos = np.concatenate([np.arange(bounds[s], bounds[x + 1]) for x in e])
+        k = label_keys(knowledge, gid, e.size, order[pos]).reshape(e.size, -1)
+        out = []
+        for i, x in enumerate(e.tolist()):
+            c = by_key.get(k[i].tobytes())
+            if c is not None and np.all(cap[c] >= P[x + 1] - P[s]):
+                out.append((x, c))
+        return out
+
+    groups: list[tuple[int, int, int]] = []  # groups[k] leads from stack[k] to stack[k + 1]
+    stack = [[0, closes(0), 0]]
+    steps = 0
+    done = False
+
+    def undo() -> None:
+        s0, e0, c0 = groups.pop()
+        cap[c0] += P[e0 + 1] - P[s0]
+    while stack:
+        steps += 1
+        if steps > budget:
+            return None
+        s, cands, i = stack[-1]
+        if i == 0 and not cands:  # nothing closes from s: the tail
+            if _tail(s, nb, groups, cap, P, bounds, published, algo, model, domain, knowledge, order, by_key):
+                done = True
+                break
+        elif i < len(cands):
+            stack[-1][2] += 1
+            e, c = cands[i]
+            cap[c] -= P[e + 1] - P[s]
+            groups.append((s, e, c))
+            if e + 1 < nb:
+                stack.append([e + 1, closes(e + 1), 0])
+                continue
+            if not cap.any():
+                done = True
+                break
+            undo()
+            continue
+        stack.pop()  # every way on from s failed
+        if groups:
+            undo()
+    if not done:
+        return None
+    group = np.full(n, -1, dtype=np.int64)
+    for s, e, c in groups:
+        group[order[bounds[s]:bounds[e + 1]]] = c
+    return group
+
+
+def _tail(s: int, nb: int, groups: list, cap: np.ndarray, P: np.ndarray, bounds: np.ndarray, published: int,
+          algo: Any, model: Any, domain: Any, knowledge: EncodedTable, order: np.ndarray, by_key: dict) -> bool:
+    """No group closes from bucket ``s``: the tail is dropped (the file must end there) or
+    merged back into the groups until the merged group holds (greedy.py ``_merge_tail``);
+    on success ``groups`` holds the final grouping."""
+    if getattr(algo, "tail", "merge") == "drop":
+        return int(bounds[s]) == published and not cap.any()
+    popped = []
+    start = s
+    while groups:
+        s0, e0, c0 = groups.pop()
+        cap[c0] += P[e0 + 1] - P[s0]
+        popped.append((s0, e0, c0))
+        start = s0
+        if holds(model, domain, (P[nb] - P[start])[None])[0]:
+            break
+    else:
+        start = 0
+    pos = np.arange(bounds[start], bounds[nb])
+    k = label_keys(knowledge, np.zeros(pos.size, dtype=np.int64), 1, order[pos]).reshape(-1)
+    c = by_key.get(k.tobytes())
+    if c is not None and np.all(cap[c] >= P[nb] - P[start]):
+        cap[c] -= P[nb] - P[start]
+        if not cap.any():
+            groups.append((start, nb - 1, c))
+            return True
+        cap[c] += P[nb] - P[start]
+    for g in reversed(popped):  # restore
+        groups.append(g)
+        cap[g[2]] -= P[g[1] + 1] - P[g[0]]
+    return False

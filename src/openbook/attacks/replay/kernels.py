@@ -1,0 +1,519 @@
+"""numba kernels of the replay adversary (paper 000 §5.1): sampling possible worlds, GG's
+last group, and the per-cut class bookkeeping of the Mondrian replay.
+
+A *unit* of the replay is a set of released groups ("leaves") whose rows are cut into
+*cells* (rows the algorithm treats alike: a GG bucket, an SG half, a Mondrian atom). A
+possible world assigns each leaf's released SA multiset uniformly at random to the leaf's
+rows (paper 000 §5.1: "uniformly at random create an assignment of the sensitive values to
+the tuples"); the replay only needs each world's SA counts per cell.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+
+@njit(cache=True)
+def sample_cell_counts(seed, vals, leaf_ptr, cell_of_pos, n_cells, n_vals, n_worlds):  # pragma: no cover
+    """``(n_worlds, n_cells, n_vals)`` int32 SA counts of uniformly drawn worlds.
+
+    ``vals`` holds the unit-local SA value of every position, positions of a leaf contiguous
+    (``leaf_ptr`` are the leaf boundaries); ``cell_of_pos`` the cell of each position. Each
+    world is a Fisher–Yates shuffle of every leaf's segment (a shuffle of a shuffled
+    segment is again uniform, so the buffer is never reset).
+    """
+    np.random.seed(seed)
+    buf = vals.copy()
+    out = np.zeros((n_worlds, n_cells, n_vals), dtype=np.int32)
+    n_leaves = leaf_ptr.size - 1
+    for w in range(n_worlds):
+        for lf in range(n_leaves):
+            a = leaf_ptr[lf]
+            b = leaf_ptr[lf + 1]
+            for i in range(b - 1, a, -1):
+                j = a + np.random.randint(0, i - a + 1)
+                t = buf[i]
+                buf[i] = buf[j]
+                buf[j] = t
+        for pos in range(buf.size):
+            out[w, cell_of_pos[pos], buf[pos]] += 1
+    return out
+
+
+@njit(cache=True)
+def gg_run_likelihood(H, A, p, followed, merge):  # pragma: no cover - compiled
+    """Probability that GG/RGG(p), starting a group at the run's first bucket, publishes the
+    run's buckets ``0..B-1`` as groups that all carry the class's labels (``A[s, e]``:
+    buckets ``s..e`` would), ending exactly at bucket ``B-1``.
+
+    ``H[w, s, e]``: do buckets ``s..e`` satisfy the model in world ``w``? A group from ``s``
+    closes at the first satisfying ``e`` (RGG: extends with probability ``p`` per satisfying
+    ``e``; with no later satisfying bucket before the table's end the extension closes at
+    ``e``). ``followed``: a bucket follows the run (its last group then stops with
+    ``1 - p``); ``merge``: the run ends the table under ``tail="merge"`` — after the last
+    closed group a tail no prefix of which ever satisfies is merged backwards into the
+    groups until the merged group holds, which must happen inside the run (greedy.py
+    ``_merge_tail``).
+    """
+    W = H.shape[0]
+    B = H.shape[1]
+    out = np.zeros(W)
+    C = np.zeros((B, B))
+    F = np.zeros(B)
+    T = np.zeros(B + 1)
+    for w in range(W):
+        # C[s, e]: from group start s, the group closes at e
+        for s in range(B):
+            f = 1.0
+            for e in range(s, B):
+                C[s, e] = 0.0
+                if H[w, s, e]:
+                    if e == B - 1 and not followed:
+                        C[s, e] = f
+                    else:
+                        run_out = not followed
+                        if run_out:
+                            for e2 in range(e + 1, B):
+                                if H[w, s, e2]:
+                                    run_out = False
+                                    break
+                        C[s, e] = f * ((1.0 - p) + (p if run_out else 0.0))
+                    f *= p
+        # F[s]: a group starts at s and every earlier group of the run carries the labels
+        F[:] = 0.0
+        F[0] = 1.0
+        for s in range(1, B):
+            acc = 0.0
+            for s0 in range(s):
+                if A[s0, s - 1]:
+                    acc += F[s0] * C[s0, s - 1]
+            F[s] = acc
+        total = 0.0
+        if not merge:
+            for s in range(B):
+                if A[s, B - 1]:
+                    total += F[s] * C[s, B - 1]
+        else:
+            # T[s]: from a group start s after the merged group's start: groups whose starts
+            # never satisfy to the end (the merge passes them), then a tail
+            T[B] = 0.0
+            for s in range(B - 1, 0, -1):
+                if H[w, s, B - 1]:
+                    T[s] = 0.0
+                    continue
+                tail = 1.0
+                for e in range(s, B):
+                    if H[w, s, e]:
+                        tail = 0.0
+                        break
+                acc = tail
+                for e in range(s, B - 1):
+                    acc += C[s, e] * T[e + 1]
+                T[s] = acc
+            for s in range(B):
+                if A[s, B - 1] and H[w, s, B - 1]:
+                    g = C[s, B - 1]
+                    for e in range(s, B - 1):
+                        g += C[s, e] * T[e + 1]
+                    total += F[s] * g
+        out[w] = total
+    return out
+
+
+@njit(cache=True)
+def class_sides(pcls, left, cut_ptr, csize, psa, n_sa, n_cls):  # pragma: no cover - compiled
+    """Per candidate cut (positions ``cut_ptr[i]..cut_ptr[i+1]-1``, class ``pcls``, side
+    ``left``, SA code ``psa`` of each): the *involved* classes — those whose members' SA
+    counts on a side differ between possible worlds: they straddle the cut, or have members
+    outside the node. Returns ``n_inv`` per cut, per involved (cut, class) entry the cut,
+    class, members left and right and their SA counts, and per position whether its class
+    is involved."""
+    m = cut_ptr.size - 1
+    cnt_l = np.zeros(n_cls, np.int64)
+    cnt_r = np.zeros(n_cls, np.int64)
+    stamp = np.full(n_cls, -1, np.int64)
+    done = np.full(n_cls, -1, np.int64)
+    entry = np.full(n_cls, -1, np.int64)
+    n_inv = np.zeros(m, np.int64)
+    for phase in range(2):
+        if phase == 1:
+            E = 0
+            for i in range(m):
+                E += n_inv[i]
+            e_cut = np.empty(E, np.int64)
+            e_cls = np.empty(E, np.int64)
+            e_l = np.empty(E, np.int64)
+            e_r = np.empty(E, np.int64)
+            sa_l = np.zeros((E, n_sa), np.int64)
+            sa_r = np.zeros((E, n_sa), np.int64)
+            inv_pos = np.zeros(pcls.size, np.bool_)
+            stamp[:] = -1
+            done[:] = -1
+        e = 0
+        for i in range(m):
+            a = cut_ptr[i]
+            b = cut_ptr[i + 1]
+            for q in range(a, b):
+                c = pcls[q]
+                if stamp[c] != i:
+                    stamp[c] = i
+                    cnt_l[c] = 0
+                    cnt_r[c] = 0
+                if left[q]:
+                    cnt_l[c] += 1
+                else:
+                    cnt_r[c] += 1
+            for q in range(a, b):
+                c = pcls[q]
+                if done[c] != i:
+                    done[c] = i
+                    inv = (cnt_l[c] > 0 and cnt_r[c] > 0) or cnt_l[c] + cnt_r[c] < csize[c]
+                    if phase == 0:
+                        if inv:
+                            n_inv[i] += 1
+                    else:
+                        entry[c] = -1
+                        if inv:
+                            entry[c] = e
+                            e_cut[e] = i
+                            e_cls[e] = c
+                            e_l[e] = cnt_l[c]
+                            e_r[e] = cnt_r[c]
+                            e += 1
+                if phase == 1 and entry[c] >= 0:
+                    inv_pos[q] = True
+                    if left[q]:
+                        sa_l[entry[c], psa[q]] += 1
+                    else:
+                        sa_r[entry[c], psa[q]] += 1
+    return n_inv, e_cut, e_cls, e_l, e_r, sa_l, sa_r, inv_pos
+
+
+@njit(cache=True)
+def box_points(lo, hi, total, cap):  # pragma: no cover - compiled
+    """Every integer point ``x`` of box ``i`` (``lo[i] <= x <= hi[i]``) with ``sum(x) ==
+    total[i]``; a box with more than ``cap`` candidate points is skipped and flagged in
+    ``over``. Returns ``(points (P, V), owner (P,), over (m,))``."""
+    m, V = lo.shape
+    over = np.zeros(m, np.bool_)
+    n_cand = np.zeros(m, np.int64)
+    for i in range(m):
+        p = 1.0
+        last = -1
+        for v in range(V):
+            if hi[i, v] > lo[i, v]:
+                last = v
+        for v in range(V):
+            if hi[i, v] > lo[i, v] and v != last:
+                p *= hi[i, v] - lo[i, v] + 1
+        if p > cap:
+            over[i] = True
+        else:
+            n_cand[i] = int(p)
+    tot = 0
+    for i in range(m):
+        tot += n_cand[i]
+    pts = np.empty((tot, V), np.int64)
+    owner = np.empty(tot, np.int64)
+    keep = np.zeros(tot, np.bool_)
+    k = 0
+    cur = np.empty(V, np.int64)
+    for i in range(m):
+        if over[i]:
+            continue
+        last = -1
+        for v in range(V):
+            if hi[i, v] > lo[i, v]:
+                last = v
+        for v in range(V):
+            cur[v] = lo[i, v]
+        for _ in range(n_cand[i]):
+            s = 0
+            for v in range(V):
+                if v != last:
+                    s += cur[v]
+            ok = True
+            if last >= 0:
+                x = total[i] - s
+                if x < lo[i, last] or x > hi[i, last]:
+                    ok = False
+                for v in range(V):
+                    pts[k, v] = cur[v]
+                pts[k, last] = x
+            else:
+                if s != total[i]:
+                    ok = False
+                for v in range(V):
+                    pts[k, v] = cur[v]
+            owner[k] = i
+            keep[k] = ok
+            k += 1
+            # odometer over the free dimensions except the last
+            for v in range(V):
+                if v == last or hi[i, v] == lo[i, v]:
+                    continue
+                if cur[v] < hi[i, v]:
+                    cur[v] += 1
+                    break
+                cur[v] = lo[i, v]
+    return pts[keep], owner[keep], over
+
+
+@njit(cache=True)
+def unit_tables_nb(sizes, cell_leaf, K, limit):  # pragma: no cover - compiled
+    """Every ``(C, V)`` table of a unit — row sums ``sizes``, and for each leaf (cells with
+    ``cell_leaf == l``, contiguous) column sums ``K[l]`` — as ``(N, C, V)`` int32, depth
+    first over the entries (cell by cell, value by value); ``(0, C, V)`` and ``False``
+    above ``limit`` tables."""
+    C = sizes.size
+    V = K.shape[1]
+    P = C * V
+    last_of_leaf = np.zeros(C, np.bool_)
+    for c in range(C):
+        last_of_leaf[c] = c == C - 1 or cell_leaf[c + 1] != cell_leaf[c]
+    hi = np.zeros(P, np.int64)
+    val = np.zeros(P, np.int64)
+    out = np.zeros((0, C, V), np.int32)
+    if P == 0:
+        return np.zeros((1, C, V), np.int32), True
+    count = 0
+    for phase in range(2):  # count, then fill
+        if phase == 1:
+            out = np.empty((count, C, V), np.int32)
+        count = 0
+        rem = K.astype(np.int64).copy()
+        left = sizes.astype(np.int64).copy()
+        p = 0
+        fresh = True
+        while True:
+            c = p // V
+            v = p % V
+            lf = cell_leaf[c]
+            if fresh:  # entering entry p: its range given the entries before it
+                if last_of_leaf[c]:
+                    lo, hi[p] = rem[lf, v], (rem[lf, v] if rem[lf, v] <= left[c] else -1)
+                elif v == V - 1:
+                    lo, hi[p] = left[c], (left[c] if left[c] <= rem[lf, v] else -1)
+                else:
+                    rest = 0
+                    for u in range(v + 1, V):
+                        rest += rem[lf, u]
+                    lo, hi[p] = max(0, left[c] - rest), min(rem[lf, v], left[c])
+                if lo > hi[p]:  # no value fits: back to the entry before
+                    fresh = False
+                    p -= 1
+                    if p < 0:
+                        break
+                    continue
+                val[p] = lo
+            else:  # back at entry p: undo it and try its next value
+                rem[lf, v] += val[p]
+                left[c] += val[p]
+                if val[p] >= hi[p]:
+                    p -= 1
+                    if p < 0:
+                        break
+                    continue
+                val[p] += 1
+            rem[lf, v] -= val[p]
+            left[c] -= val[p]
+            if p == P - 1:  # a complete table
+                if phase == 1:
+                    for q in range(P):
+                        out[count, q // V, q % V] = val[q]
+                count += 1
+                if count > limit:
+                    return np.zeros((0, C, V), np.int32), False
+                fresh = False
+                continue
+            p += 1
+            fresh = True
+    return out, True
+
+
+@njit(cache=True)
+def batch_sides(tabs, tab_ptr, cell_ptr, rep, rep_ptr, dec_ptr, side_ptr, side_cells, off, n_sa):  # pragma: no cover
+    """Side count vectors of every decision of every table of a batch of units: unit ``u``
+    has tables ``tab_ptr[u]..`` (rows of the flat ``tabs``: ``cell_ptr`` cells each, ``V``
+    columns, class ``j`` = SA code ``rep[rep_ptr[u] + j]``) and decisions
+    ``dec_ptr[u]..``; decision ``d`` has sides ``2d`` (left) and ``2d+1`` whose cells are
+    ``side_cells[side_ptr[s]..side_ptr[s+1]]`` plus the constant ``off[s]``. Returns
+    ``(n_vectors, n_sa)`` counts, table by table, decision by decision, left then right."""
+    U = tab_ptr.size - 1
+    V = tabs.shape[2]
+    n_vec = 0
+    for u in range(U):
+        n_vec += (tab_ptr[u + 1] - tab_ptr[u]) * (dec_ptr[u + 1] - dec_ptr[u]) * 2
+    out = np.zeros((n_vec, n_sa), np.int64)
+    k = 0
+    for u in range(U):
+        for t in range(tab_ptr[u], tab_ptr[u + 1]):
+            for d in range(dec_ptr[u], dec_ptr[u + 1]):
+                for sd in range(2):
+                    s = 2 * d + sd
+                    for x in range(n_sa):
+                        out[k, x] = off[s, x]
+                    for q in range(side_ptr[s], side_ptr[s + 1]):
+                        c = side_cells[q]
+                        for j in range(rep_ptr[u + 1] - rep_ptr[u]):
+                            out[k, rep[rep_ptr[u] + j]] += tabs[t, c, j]
+                    k += 1
+    return out
+
+
+@njit(cache=True)
+def batch_posteriors(tabs, tab_ptr, cell_ptr, sizes, ok, dec_ptr, accepted):  # pragma: no cover
+    """Per unit of a batch: the exact class posterior per cell (expected count / size) from
+    its tables weighted by their number of worlds and by whether every decision came out
+    as observed (``ok``: both sides hold, per side vector in :func:`batch_sides` order).
+    Returns the flat ``(sum cells, V)`` posteriors, the weight share and the number of
+    consistent tables per unit."""
+    U = tab_ptr.size - 1
+    V = tabs.shape[2]
+    post = np.zeros((cell_ptr[U], V))
+    share = np.zeros(U)
+    n_ok = np.zeros(U, np.int64)
+    k = 0
+    for u in range(U):
+        C = cell_ptr[u + 1] - cell_ptr[u]
+        nd = dec_ptr[u + 1] - dec_ptr[u]
+        nt = tab_ptr[u + 1] - tab_ptr[u]
+        logw = np.zeros(nt)
+        good = np.ones(nt, np.bool_)
+        for i in range(nt):
+            t = tab_ptr[u] + i
+            s = 0.0
+            for c in range(C):
+                for j in range(V):
+                    s -= math.lgamma(tabs[t, c, j] + 1.0)
+            logw[i] = s
+            for d in range(nd):
+                both = ok[k] and ok[k + 1]
+                k += 2
+                if both != accepted[dec_ptr[u] + d]:
+                    good[i] = False
+        mx = -1e300
+        for i in range(nt):
+            if logw[i] > mx:
+                mx = logw[i]
+        tot = 0.0
+        allw = 0.0
+        for i in range(nt):
+            w = math.exp(logw[i] - mx)
+            allw += w
+            if good[i]:
+                n_ok[u] += 1
+                tot += w
+                t = tab_ptr[u] + i
+                for c in range(C):
+                    for j in range(V):
+                        post[cell_ptr[u] + c, j] += w * tabs[t, c, j]
+        if tot > 0:
+            for c in range(C):
+                for j in range(V):
+                    post[cell_ptr[u] + c, j] /= tot * sizes[cell_ptr[u] + c]
+            share[u] = tot / allw
+    return post, share, n_ok
+
+
+@njit(cache=True, parallel=True)
+def binary_chain_sample(k1, k0, sizes, cell_ptr, H, h_ptr, p, stop, tm, seeds, n_worlds):  # pragma: no cover
+    """Sampled posteriors of a batch of GG/RGG one-group units with two classes (a value of
+    the sensitive set, the rest lumped). Unit ``u`` has ``k1[u]`` / ``k0[u]`` values of each
+    and buckets ``sizes[cell_ptr[u]:cell_ptr[u+1]]``; ``H[h_ptr[u] + j*(k1[u]+1) + x]``: the
+    first ``j+1`` buckets holding ``x`` values of the first class satisfy the model. A world
+    deals the values uniformly: bucket by bucket, the first class's count is a
+    hypergeometric draw from what is left (by inverse CDF from exact probabilities for a
+    small group, else numpy's sampler). Its weight is the chain's: ``p`` per satisfying
+    prefix before the last, ``stop`` if the whole group holds (else 0). Returns per cell and
+    target the self-normalised posterior, its standard error, and per unit the effective
+    sample size (0: no world kept)."""
+    U = cell_ptr.size - 1
+    T = tm.shape[2]
+    post = np.zeros((cell_ptr[U], T))
+    se = np.zeros((cell_ptr[U], T))
+    ess = np.zeros(U)
+    for u in prange(U):  # units in parallel, each on its own seeded stream
+        np.random.seed(seeds[u])
+        B = cell_ptr[u + 1] - cell_ptr[u]
+        K1 = k1[u]
+        # small groups: each bucket's draw by inverse CDF from exact probabilities
+        # (cdf[j, x, y]: y first-class values in bucket j after x before it)
+        table = B * (K1 + 1) * (K1 + 1) <= 200_000
+        cdf = np.zeros((B if table else 0, K1 + 1, K1 + 1))
+        if table:
+            S = 0
+            for j in range(B):
+                s = sizes[cell_ptr[u] + j]
+                for x in range(K1 + 1):
+                    g = K1 - x
+                    b = k0[u] - (S - x)
+                    if g < 0 or b < 0:
+                        continue
+                    acc = 0.0
+                    for y in range(K1 + 1):
+                        if y <= g and s - y <= b and y <= s:
+                            acc += math.exp(math.lgamma(g + 1.0) - math.lgamma(y + 1.0) - math.lgamma(g - y + 1.0)
+                                            + math.lgamma(b + 1.0) - math.lgamma(s - y + 1.0)
+                                            - math.lgamma(b - s + y + 1.0) - math.lgamma(g + b + 1.0)
+                                            + math.lgamma(s + 1.0) + math.lgamma(g + b - s + 1.0))
+                        cdf[j, x, y] = acc  # cumulative: flat past the support
+                S += s
+        sw = 0.0
+        sw2 = 0.0
+        wx = np.zeros((B, T))
+        w2x = np.zeros((B, T))
+        w2x2 = np.zeros((B, T))
+        ys = np.zeros(B, np.int64)
+        for w in range(n_worlds):
+            g = K1
+            b = k0[u]
+            x = 0
+            wt = 1.0
+            for j in range(B):
+                s = sizes[cell_ptr[u] + j]
+                if g == 0:
+                    y = 0
+                elif b == 0:
+                    y = s
+                elif table:
+                    r = np.random.random() * cdf[j, x, K1]
+                    y = 0
+                    while y < K1 and cdf[j, x, y] <= r:
+                        y += 1
+                else:
+                    y = np.random.hypergeometric(g, b, s)
+                ys[j] = y
+                g -= y
+                b -= s - y
+                x += y
+                ok = H[h_ptr[u] + j * (K1 + 1) + x]
+                if j < B - 1:
+                    if ok:
+                        wt *= p[u]
+                elif ok:
+                    wt *= stop[u]
+                else:
+                    wt = 0.0
+            if wt > 0:
+                sw += wt
+                sw2 += wt * wt
+                for j in range(B):
+                    s = sizes[cell_ptr[u] + j]
+                    for t in range(T):
+                        v = (ys[j] * tm[u, 0, t] + (s - ys[j]) * tm[u, 1, t]) / s
+                        wx[j, t] += wt * v
+                        w2x[j, t] += wt * wt * v
+                        w2x2[j, t] += wt * wt * v * v
+        if sw > 0:
+            ess[u] = sw * sw / sw2
+            for j in range(B):
+                c = cell_ptr[u] + j
+                for t in range(T):
+                    m = wx[j, t] / sw
+                    post[c, t] = m
+                    se[c, t] = math.sqrt(max(w2x2[j, t] - 2 * m * w2x[j, t] + m * m * sw2, 0.0)) / sw
+    return post, se, ess

@@ -1,0 +1,213 @@
+"""Crash-safe writes of several files as one unit, and the folder lock every release read
+and write takes (docs/release-files.md, "Crash-safe writes").
+
+**Protocol** (:func:`commit`): every new file is written under a temporary name
+(``.NAME.<12 hex>.part``) and synced; then a small *journal* (``.DATA.commit``) listing the
+renames is written atomically — the commit point — and the renames are performed; the
+journal is removed last. Everything happens under an exclusive ``flock`` on the folder.
+
+**Recovery** (:func:`recover`, run under the same lock by every openbook read or write of a
+release path): a journal present means the write committed, so the remaining renames are
+rolled forward; no journal means it never committed, so the old files are intact. Either
+way the release's stale temporaries are then swept: only names of exactly our own pattern
+(``.NAME.<12 hex>.part`` for a file ``NAME`` of that release) and only while holding the
+lock — a live writer holds it for as long as its temporaries exist, so a sweep never removes
+a concurrent writer's files. A kill at any moment therefore leaves, as every openbook command
+sees it, the old release intact or the new one complete, and no temporary behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import secrets
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from ..errors import DataError
+
+JOURNAL = ".commit"
+PART = ".part"
+#: hex digits of a temporary name's random part
+_TOKEN_BYTES = 6
+
+#: locks this process holds: real path -> [descriptor, depth]
+_HELD: dict[str, list[int]] = {}
+
+
+@contextlib.contextmanager
+def path_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
+    """Exclusive ``flock`` on a folder or file for a read-modify-write; re-entrant within a
+    process (a registry holding its folder may write releases into it). ``timeout``
+    seconds without the lock is a one-line :class:`DataError`."""
+    key = os.path.realpath(path)
+    if key in _HELD:
+        _HELD[key][1] += 1
+        try:
+            yield
+        finally:
+            _HELD[key][1] -= 1
+        return
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if timeout is None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        else:
+            deadline = time.monotonic() + timeout
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise DataError(f"{path} is busy: another process has held it for over {timeout:.0f} s",
+                                        path=path) from None
+                    time.sleep(0.02)
+        _HELD[key] = [fd, 1]
+        try:
+            yield
+        finally:
+            del _HELD[key]
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def folder_lock(folder: Path) -> contextlib.AbstractContextManager:
+    """Exclusive lock on a folder for a read-modify-write of a release in it."""
+    return path_lock(folder)
+
+
+def journal_path(path: Path) -> Path:
+    """The commit journal of the release whose data (or database) file is ``path``."""
+    return path.with_name("." + path.name + JOURNAL)
+
+
+def temp_name(final: Path) -> Path:
+    """A fresh temporary name beside ``final`` (the pattern :func:`sweep` recognises)."""
+    return final.with_name(f".{final.name}.{secrets.token_hex(_TOKEN_BYTES)}{PART}")
+
+
+def _temp_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(rf"^\.{re.escape(name)}\.[0-9a-f]{{{2 * _TOKEN_BYTES}}}{re.escape(PART)}$")
+
+
+def fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def sweep(folder: Path, names: Iterable[str]) -> list[Path]:
+    """Remove the stale temporaries of the files ``names`` in ``folder`` (our own pattern
+    only). Call with the folder lock held. Returns what was removed."""
+    patterns = [_temp_pattern(n) for n in names]
+    removed = []
+    try:
+        entries = [e for e in os.scandir(folder) if e.name.startswith(".") and e.name.endswith(PART)]
+    except OSError:
+        return removed
+    for e in entries:
+        if any(p.match(e.name) for p in patterns):
+            with contextlib.suppress(OSError):
+                os.unlink(e.path)
+                removed.append(Path(e.path))
+    return removed
+
+
+def recover(path: str | os.PathLike, files: Iterable[Path]) -> None:
+    """Finish or undo an interrupted write of the release at ``path`` whose files are
+    ``files`` (module docstring), then sweep their stale temporaries. Call with the folder
+    lock held."""
+    path = Path(path)
+    folder = path.parent
+    journal = journal_path(path)
+    if journal.is_file():
+        try:
+            plan = json.loads(journal.read_text())
+            renames, deletes = plan["renames"], plan.get("deletes", [])
+            if not all(isinstance(n, str) and "/" not in n for pair in renames for n in pair) or \
+                    not all(isinstance(n, str) and "/" not in n for n in deletes):
+                raise TypeError("journal")
+        except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+            # a journal is renamed into place whole, so an unreadable one was never committed
+            journal.unlink(missing_ok=True)
+        else:
+            try:
+                for tmp, final in renames:
+                    if (folder / tmp).exists():
+                        os.replace(folder / tmp, folder / final)
+                for name in deletes:
+                    (folder / name).unlink(missing_ok=True)
+                fsync_dir(folder)
+                journal.unlink()
+                fsync_dir(folder)
+            except PermissionError as exc:
+                raise DataError(f"an interrupted write of {path} needs recovery, which needs write access to "
+                                f"{folder}", path=path) from exc
+    sweep(folder, [p.name for p in files] + [journal.name])
+
+
+def commit(path: Path, writers: dict[Path, Callable[[Path], Any]], files: Iterable[Path], *,
+           deletes: Iterable[Path] = ()) -> list[Path]:
+    """Write every ``final -> write(tmp)`` of ``writers`` crash-safely as one unit (module
+    docstring); ``deletes`` are removed in the same commit; ``files`` are every file the
+    release at ``path`` may own (for recovery). Returns the final paths."""
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    files = list(files)
+    with folder_lock(folder):
+        recover(path, files)
+        temps: dict[Path, Path] = {}
+        journal = journal_path(path)
+        try:
+            for final, write in writers.items():
+                tmp = temp_name(final)
+                temps[final] = tmp
+                write(tmp)
+                fsync_file(tmp)
+            jtmp = temp_name(journal)
+            temps[journal] = jtmp
+            jtmp.write_text(json.dumps({"renames": [[t.name, f.name] for f, t in temps.items() if f != journal],
+                                        "deletes": [d.name for d in deletes]}))
+            fsync_file(jtmp)
+            fsync_dir(folder)
+            os.replace(jtmp, journal)  # the commit point
+        except BaseException:
+            for t in temps.values():
+                t.unlink(missing_ok=True)
+            raise
+        fsync_dir(folder)
+        recover(path, files)  # perform the renames and remove the journal
+    return list(writers)
+
+
+def write_plain(path: str | os.PathLike, write: Callable[[Path], Any]) -> Path:
+    """Write one file atomically (temporary name, sync, rename) under the folder lock,
+    sweeping stale temporaries of the same name left by a killed earlier write."""
+    path = Path(path)
+    with folder_lock(path.parent):
+        sweep(path.parent, [path.name])
+        tmp = temp_name(path)
+        try:
+            write(tmp)
+            fsync_file(tmp)
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+    return path

@@ -1,0 +1,509 @@
+"""Every registered adversary, through ``make_adversary``, against a brute force over possible
+worlds on tiny tables (:mod:`possible_worlds`): enumerate every assignment of the published
+SA multisets to the people (or, where the algorithm changes values, every SA vector under a
+prior), keep — for an adversary who knows the algorithm — only the worlds in which the
+algorithm, re-run over every outcome of its random choices, produces the observed release,
+and read off each person's weighted fraction. Exact fractions throughout.
+
+Where the adversary's figure is by design not the exact posterior (linkage: paper 002's
+``1/diversity``; minimality: Lemma 1's class-local exclusion; the eligibility attack: paper
+004's ``Pr(S_i' = S1)``), the brute force checks it against its own definition and the test
+states the relation to the exact posterior. Where no adversary knows the algorithm (MASK,
+anatomization of an SA-dependent base), the brute force shows the baseline is *not* the
+algorithm-aware posterior — the reason the certificate refuses to pass them."""
+
+from __future__ import annotations
+
+import itertools
+from contextlib import contextmanager
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+from possible_worlds import (
+    KeyRng,
+    ScriptedRng,
+    coin_sequences,
+    every_outcome,
+    every_world,
+    posterior,
+    same_grouping,
+    with_sa,
+    within_cell_orders,
+    worlds_within,
+)
+
+from openbook.algorithms.registry import make_algorithm
+from openbook.attacks.adversary import make_adversary
+from openbook.certificate import certify
+from openbook.data.schema import Schema
+from openbook.data.table import encode
+from openbook.models import make_model
+
+
+def _tiny(seed: int, n: int = 8, values=("flu", "hiv", "cold"), p=(0.45, 0.25, 0.3), sets=None):
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"age": rng.permutation(np.arange(20, 20 + n)), "sex": rng.choice(["F", "M"], n),
+                       "disease": rng.choice(list(values), n, p=list(p))})
+    return encode(df, Schema.build(qi=["age:numeric", "sex"], sa="disease", sensitive_sets=sets or {}))
+
+
+def _columns(result, table) -> np.ndarray:
+    """The adversary's posterior in the table's SA code order."""
+    return result.posterior[:, [result.targets.index(str(v)) for v in table.sa_domain.values]]
+
+
+def _float(brute: np.ndarray) -> np.ndarray:
+    return np.asarray(brute, dtype=np.float64)
+
+
+@contextmanager
+def _rng_is(factory):
+    """Every ``numpy.random.default_rng(...)`` call made while re-running an algorithm returns
+    ``factory()``: the algorithm's random choices come from the enumeration."""
+    real = np.random.default_rng
+    np.random.default_rng = lambda *a, **k: factory()
+    try:
+        yield
+    finally:
+        np.random.default_rng = real
+
+
+# ---------------------------------------------------------------------------------------
+# the replay adversary: the algorithm re-run on every world, over all its random choices
+# ---------------------------------------------------------------------------------------
+def _deterministic(table, part, make):
+    for w in worlds_within(table.sa_codes, part):
+        try:
+            g = make().partition(with_sa(table, w)).group
+        except Exception:  # noqa: BLE001 - the algorithm refuses this world: it yields no release
+            continue
+        yield w, Fraction(int(same_grouping(g, part)))
+
+
+@pytest.mark.parametrize("algo, params", [("gg", {}), ("sg", {}), ("mondrian", {"strict": True}),
+                                          ("mondrian", {"strict": False}), ("full-domain-search", {})])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_replay_of_a_deterministic_algorithm(algo, params, seed):
+    t = _tiny(seed)
+    model = make_model("l=2")
+    release = make_algorithm(algo, model=model, **params).anonymize(t)
+    part = release.partition.group
+    brute = posterior(_deterministic(t, part, lambda: make_algorithm(algo, model=model, **params)),
+                      t.n_rows, t.sa_domain.n_values)
+    adv = make_adversary("replay")
+    assert adv.knows_algorithm(release), adv.knows_algorithm(release).reason
+    res = adv.run(release, original=t)
+    np.testing.assert_allclose(_columns(res, t), _float(brute), atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_replay_of_rgg_weighs_every_coin_sequence(seed):
+    """RGG(p) adds the next bucket with probability p once a group holds (paper 000 §4.3):
+    the brute force re-runs RGG on every world along every sequence of coin flips."""
+    from openbook.algorithms.greedy import RandomizedGreedyGrouping
+
+    t = _tiny(seed, n=10)
+    model = make_model("l=2")
+    p = Fraction(2, 5)
+    release = make_algorithm("rgg", model=model, p=float(p), seed=seed).anonymize(t)
+    part = release.partition.group
+
+    def worlds():
+        for w in worlds_within(t.sa_codes, part):
+            tw = with_sa(t, w)
+
+            def run(coin):
+                a = RandomizedGreedyGrouping(model=model, p=float(p))
+                a._extend = lambda rng: coin()  # RGG's one random decision, from the enumeration
+                return a.partition(tw).group
+            yield w, sum((q for g, q in coin_sequences(run, p) if same_grouping(g, part)), Fraction(0))
+
+    brute = posterior(worlds(), t.n_rows, t.sa_domain.n_values)
+    res = make_adversary("replay").run(release, original=t)
+    np.testing.assert_allclose(_columns(res, t), _float(brute), atol=1e-9)
+
+
+def _anatomy_worlds(t, part, model, base: str | None, name: str, params=None):
+    """Worlds weighted by the probability that ``name`` (Anatomy, or anatomization of
+    ``base``) re-run on them yields ``part``: the base algorithm is deterministic; Anatomy's
+    uniform random key per row matters only through the order within each (base group, SA
+    value) cell, so every such order is enumerated, each equally likely."""
+    for w in worlds_within(t.sa_codes, part):
+        tw = with_sa(t, w)
+        if base is None:
+            bg = np.zeros(t.n_rows, dtype=np.int64)
+        else:
+            try:
+                bg = make_algorithm(base, model=model).partition(tw).group
+            except Exception:  # noqa: BLE001 - no base partition: no release
+                continue
+        hit = tot = 0
+        for key in within_cell_orders(bg * 1000 + w):
+            with _rng_is(lambda key=key: KeyRng(key)):
+                try:
+                    g = make_algorithm(name, model=model, seed=0, **(params or {})).partition(tw).group
+                except Exception:  # noqa: BLE001
+                    g = None
+            tot += 1
+            hit += g is not None and same_grouping(g, part)
+        yield w, Fraction(hit, tot)
+
+
+@pytest.mark.parametrize("name, params", [("anatomy", {}), ("base-ana", {}), ("anatomize", {"base": "none"})])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_replay_of_anatomy_is_the_class_frequency(name, params, seed):
+    """Anatomy groups by SA alone (paper 000 Claim 4): every world consistent with the
+    published multisets is equally likely to be grouped this way, so the algorithm-aware
+    posterior is the baseline's — the replay's "sa-only" method, checked here."""
+    t = _tiny(seed)
+    model = make_model("l=2")
+    release = make_algorithm(name, model=model, seed=seed, **params).anonymize(t)
+    part = release.partition.group
+    brute = posterior(_anatomy_worlds(t, part, model, None, name, params), t.n_rows, t.sa_domain.n_values)
+    adv = make_adversary("replay")
+    assert adv.knows_algorithm(release)
+    res = adv.run(release, original=t)
+    np.testing.assert_allclose(_columns(res, t), _float(brute), atol=1e-9)
+    base = make_adversary("baseline").run(release, original=t)
+    np.testing.assert_allclose(_columns(base, t), _float(brute), atol=1e-9)
+
+
+def test_replay_of_set_anatomy_every_shuffle():
+    """Set Anatomy's three shuffles (sensitive rows, other rows, group order) enumerated."""
+    t = _tiny(4, n=6, sets={"s": ["hiv"]}, p=(0.5, 0.3, 0.2))
+    model = make_model("simple-l=3,set=s")
+    release = make_algorithm("set-anatomy", model=model, seed=1).anonymize(t)
+    part = release.partition.group
+
+    def worlds():
+        for w in worlds_within(t.sa_codes, part):
+            tw = with_sa(t, w)
+
+            def run(rng: ScriptedRng):
+                with _rng_is(lambda: rng):
+                    return make_algorithm("set-anatomy", model=model, seed=0).partition(tw).group
+            yield w, sum((q for g, q in every_outcome(run) if same_grouping(g, part)), Fraction(0))
+
+    brute = posterior(worlds(), t.n_rows, t.sa_domain.n_values)
+    res = make_adversary("replay").run(release, original=t)
+    np.testing.assert_allclose(res.posterior[:, 0], _float(brute)[:, list(t.sa_domain.values).index("hiv")],
+                               atol=1e-9)
+
+
+@pytest.mark.parametrize("base, seed", [("gg", 3), ("gg", 4), ("sg", 9)])
+def test_anatomizing_an_sa_dependent_base_leaks_beyond_the_baseline(base, seed):
+    """GG/SG decide their groups from the SA; anatomizing the groups keeps that decision.
+    The brute force (the base re-run, Anatomy's picks enumerated) puts someone above the
+    baseline — so no adversary may call the baseline the algorithm-aware posterior, and the
+    certificate does not pass the release."""
+    t = _tiny(seed, n=8 if base == "gg" else 10)
+    model = make_model("l=2")
+    name = f"{base}-ana"
+    release = make_algorithm(name, model=model, seed=seed).anonymize(t)
+    part = release.partition.group
+    brute = _float(posterior(_anatomy_worlds(t, part, model, base, name), t.n_rows, t.sa_domain.n_values))
+    base_post = _columns(make_adversary("baseline").run(release, original=t), t)
+    assert brute.max() > base_post.max() + 1e-9
+    assert not make_adversary("replay").applies_to(release)
+    cert = certify(release, original=t, max_risk=1.0)
+    assert cert.verdict != "pass" and cert.aware["adversary"] is None
+
+
+def test_mask_leaks_beyond_the_baseline_against_an_adversary_who_knows_it():
+    """Paper 001 Theorem 3 says MASK is m-confidential because it "does not follow the
+    minimality principle". An adversary who knows MASK also knows that a violating class was
+    distorted to look like an ℓ-diverse one. Brute force: every SA vector of four people
+    (uniform prior), MASK re-run over every random draw (D, the tuples, their new values),
+    kept when it publishes the observed classes. The posterior of a class that could have
+    been distorted exceeds the baseline's 1/2 = 1/ℓ. By hand: k = 2 makes four classes of two
+    (ages 20-21, 22-23, ...); the true table has (hiv, hiv) in the first, so MASK draws the
+    proportion 1/2 of the only ℓ-diverse class with the set (the second) and publishes
+    (hiv, flu), (hiv, flu), (flu, flu), (flu, flu). The worlds that publish this are the 3 × 3
+    choices of the first two classes among {hf, fh, hh} but (hh, hh) — in which both violate
+    and D = {0} — each with probability 1: the first person is hiv in 5 of the 8: 5/8."""
+    df = pd.DataFrame({"age": np.arange(20, 28), "sex": ["F"] * 8,
+                       "disease": ["hiv", "hiv", "hiv", "flu", "flu", "flu", "flu", "flu"]})
+    t = encode(df, Schema.build(qi=["age:numeric", "sex"], sa="disease", sensitive_sets={"s": ["hiv"]}))
+    model = make_model("simple-l=2,set=s")
+    release = make_algorithm("mask", model=model, k=2, seed=0).anonymize(t)
+
+    def classes(rel):  # each published class (by its generalized QIs) and its SA multiset
+        return {lab: sorted(g["disease"].tolist()) for lab, g in rel.data.groupby("age")}
+
+    observed = classes(release)
+    values = [str(v) for v in t.sa_domain.values]
+
+    def worlds():
+        for w in every_world(t.n_rows, len(values)):
+            tw = with_sa(t, w)
+
+            def run(rng):
+                with _rng_is(lambda: rng):
+                    return classes(make_algorithm("mask", model=model, k=2, seed=0).anonymize(tw))
+            yield w, sum((q for out, q in every_outcome(run) if out == observed), Fraction(0))
+
+    brute = posterior(worlds(), t.n_rows, len(values))
+    hiv = values.index("hiv")
+    base = make_adversary("baseline").run(release, original=t)
+    base_hiv = base.posterior[:, base.targets.index("set:s")]
+    aware = np.array([float(x) for x in brute[:, hiv]])
+    assert sorted(observed.values()) == [["flu", "flu"], ["flu", "flu"], ["flu", "hiv"], ["flu", "hiv"]]
+    assert brute[0, hiv] == Fraction(5, 8) and aware.max() == pytest.approx(5 / 8)
+    assert base_hiv.max() == pytest.approx(1 / 2)
+    cert = certify(release, original=t)
+    assert cert.verdict == "fail" and cert.aware["adversary"] is None and "MASK" in cert.aware["reason"]
+
+
+def test_absent_peoples_posterior_equals_brute_force():
+    """Full-domain with a suppression budget withholds whole classes that fail the model; the
+    adversary knows who is absent. Enumerate every SA assignment of everyone (i.i.d. prior =
+    the published distribution), keep those the algorithm turns into this release (the same
+    published classes and the same absent people), and compare the absent people's posterior."""
+    from openbook.hierarchy.builders import from_mapping
+
+    h = from_mapping({"z1": "Z", "z2": "Z", "z3": "Z", "Z": "*"}, "zip")
+    df = pd.DataFrame({"zip": ["z1", "z1", "z1", "z2", "z2", "z2", "z3"],
+                       "disease": ["flu", "cold", "hiv", "flu", "cold", "hiv", "hiv"]})
+    schema = Schema.build(qi=["zip"], sa="disease", sensitive_sets={"s": ["hiv"]})
+    t = encode(df, schema, {"zip": h})
+    model = make_model("simple-l=2,set=s")
+    algo = make_algorithm("full-domain", model=model, levels=[0], max_suppression=0.3)
+    release = algo.anonymize(t)
+    absent = np.flatnonzero(release.partition.group < 0)
+    assert absent.tolist() == [6]  # the lone z3 person: a class of one fails unless not hiv
+    counts, dom = release.sa_counts()
+    prior = {str(v): Fraction(int(c), int(counts.sum())) for v, c in zip(dom.values, counts.sum(axis=0))}
+    values = [str(v) for v in t.sa_domain.values]
+    pub_classes = sorted(sorted(release.data["disease"][release.data["zip"] == z].tolist())
+                         for z in release.data["zip"].unique())
+
+    def worlds():
+        for w in every_world(t.n_rows, len(values)):
+            weight = Fraction(1)
+            for code in w:
+                weight *= prior.get(values[code], Fraction(0))
+            if weight == 0:
+                continue
+            try:
+                rel_w = make_algorithm("full-domain", model=model, levels=[0], max_suppression=0.3).anonymize(
+                    with_sa(t, w))
+            except Exception:  # noqa: BLE001 - over the budget: this world yields no release
+                continue
+            same = (rel_w.partition.group < 0).tolist() == (release.partition.group < 0).tolist() and sorted(
+                sorted(rel_w.data["disease"][rel_w.data["zip"] == z].tolist()) for z in rel_w.data["zip"].unique()
+            ) == pub_classes
+            yield w, weight * int(same)
+
+    brute = posterior(worlds(), t.n_rows, len(values))
+    res = make_adversary("replay").run(release, original=t)
+    got = dict(zip(res.targets, res.posterior[absent[0]]))
+    for target, p in got.items():
+        want = brute[absent[0], values.index("hiv" if target.startswith("set:") else target)]
+        assert p == pytest.approx(float(want), abs=1e-12), (target, p, want)
+
+
+# ---------------------------------------------------------------------------------------
+# minimality: Lemma 1 (class-local), checked against its definition
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_minimality_equals_lemma_1_by_brute_force(seed):
+    """Paper 001 §4.1: in each generalized class, keep the assignments of its published
+    multiset in which at least one of its original QID-ECs violates the model (all, when no
+    assignment does); posterior = fraction of kept assignments. That is the minimality
+    adversary's definition — for full-domain search it is not the algorithm-aware posterior
+    (the replay's, :func:`test_replay_of_a_deterministic_algorithm`), docs/minimality.md."""
+    rng = np.random.default_rng(seed)
+    n = 9
+    df = pd.DataFrame({"age": rng.integers(20, 24, n), "sex": rng.choice(["F", "M"], n),
+                       "disease": rng.choice(["flu", "hiv", "cold"], n, p=[0.5, 0.2, 0.3])})
+    t = encode(df, Schema.build(qi=["age:numeric", "sex"], sa="disease"))
+    model = make_model("l=2")
+    release = make_algorithm("full-domain-search", model=model).anonymize(t)
+    group = release.partition.group
+    assert release.meta["algorithm"]["minimality"] and (group >= 0).all()
+    ec = pd.factorize(pd.Series([tuple(r) for r in t.qi_codes.tolist()]))[0]
+    sa = t.sa_codes.astype(np.int64)
+    K = t.sa_domain.n_values
+    post = np.zeros((t.n_rows, K))
+    for g in np.unique(group):
+        rows = np.flatnonzero(group == g)
+        perms = sorted(set(itertools.permutations(sa[rows].tolist())))
+        generalized = len(set(ec[rows].tolist())) > 1
+        kept = []
+        for perm in perms:
+            w = np.asarray(perm)
+            violates = [not bool(model.holds(np.bincount(w[ec[rows] == e], minlength=K)[None, :],
+                                             t.sa_domain)[0]) for e in np.unique(ec[rows])]
+            if any(violates):
+                kept.append(w)
+        kept = kept if (generalized and kept) else [np.asarray(p) for p in perms]
+        for w in kept:
+            post[rows, w] += 1.0 / len(kept)
+    res = make_adversary("minimality").run(release, original=t)
+    np.testing.assert_allclose(_columns(res, t), post, atol=1e-9)
+
+
+# ---------------------------------------------------------------------------------------
+# linkage (paper 002): 1 / diversity against the exact posterior of linked worlds
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_linkage_is_a_lower_bound_of_the_exact_linked_posterior(seed):
+    """Worlds consistent with both releases (each release's class multisets, people matched
+    by their QIs). The adversary's figure is paper 002's 1/diversity: the support of the exact
+    posterior lies in the values the classes share, so ``1/d`` never exceeds the exact max
+    posterior, and diversity 1 is certainty (posterior 1)."""
+    t = _tiny(seed, values=("flu", "hiv", "cold", "cancer"), p=(0.3, 0.2, 0.3, 0.2))
+    model = make_model("l=2")
+    r1 = make_algorithm("anatomy", model=model, seed=1).anonymize(t)
+    r2 = make_algorithm("anatomy", model=model, seed=2).anonymize(t)
+    g1, g2 = r1.partition.group, r2.partition.group
+
+    def worlds():
+        want = [sorted(t.sa_codes[g1 == c].tolist()) for c in np.unique(g1)]
+        for w in worlds_within(t.sa_codes, g2):
+            yield w, Fraction(int([sorted(w[g1 == c].tolist()) for c in np.unique(g1)] == want))
+
+    brute = _float(posterior(worlds(), t.n_rows, t.sa_domain.n_values))
+    res = make_adversary("linkage").run(r2, original=t, earlier=[r1])
+    fig = res.posterior[:, 0]
+    exact_max = brute.max(axis=1)
+    assert np.all(fig <= exact_max + 1e-12)
+    support = (brute > 0).sum(axis=1)
+    assert np.all(1.0 / fig >= support - 1e-9)  # diversity d >= the support of the exact posterior
+    certain = np.isclose(fig, 1.0)
+    assert np.all(exact_max[certain] == pytest.approx(1.0))
+    # above diversity 1 the figure is only a lower bound: those people are unresolved
+    np.testing.assert_array_equal(res.unresolved, ~certain)
+    if seed == 0:  # counting across classes pins every value: the exact posterior is 1 for all
+        assert np.all(exact_max == 1.0) and int((fig == 0.5).sum()) == 4
+
+
+# ---------------------------------------------------------------------------------------
+# background knowledge (paper 003): p(t:x) of eq. 1-3 by enumeration
+# ---------------------------------------------------------------------------------------
+def test_background_equals_worst_case_possible_world_probability():
+    """For every attribute set A of the mined knowledge, p(t:x) = Σ over the assignments of
+    the group's multiset of Π p_A(t_i : x_i) [x_t = x] / Σ Π (paper 003 eq. 1-3); the
+    adversary's figures are the worst over A of the largest sensitive value and of the set."""
+    from openbook.inference.knowledge import mine_knowledge
+
+    t = _tiny(7, n=8, sets={"s": ["hiv", "cold"]})
+    model = make_model("simple-l=2,set=s")
+    release = make_algorithm("anatomy", model=model, seed=0).anonymize(t)
+    res = make_adversary("background", min_support=1, r=2).run(release, original=t)
+    kn = mine_knowledge(t, min_support=1)
+    sens = np.asarray(t.sa_domain.sensitive_mask("s"), dtype=bool)
+    group = release.partition.group
+    sa = t.sa_codes.astype(np.int64)
+    worst = np.zeros(t.n_rows)
+    worst_set = np.zeros(t.n_rows)
+    for ks in kn.sets:
+        P = [[Fraction(x).limit_denominator(10**9) for x in row] for row in ks.row_probs(t.qi_codes).tolist()]
+        for g in np.unique(group):
+            rows = np.flatnonzero(group == g)
+            num = np.zeros((rows.size, t.sa_domain.n_values), dtype=object)
+            num[:] = Fraction(0)
+            den = Fraction(0)
+            for perm in set(itertools.permutations(sa[rows].tolist())):
+                wgt = Fraction(1)
+                for i, v in zip(rows, perm):
+                    wgt *= P[i][v]
+                den += wgt
+                for j, v in enumerate(perm):
+                    num[j, v] += wgt
+            p = np.array([[float(x / den) for x in r] for r in num])
+            worst[rows] = np.maximum(worst[rows], np.where(sens[None, :], p, 0.0).max(axis=1))
+            worst_set[rows] = np.maximum(worst_set[rows], p[:, sens].sum(axis=1))
+    np.testing.assert_allclose(res.posterior[:, 0], worst, atol=1e-9)
+    np.testing.assert_allclose(res.posterior[:, 1], worst_set, atol=1e-9)
+
+
+# ---------------------------------------------------------------------------------------
+# the eligibility attack (paper 004): which published value was S1, by re-running the step
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["r-suppression", "unsafe-d"])
+def test_eligibility_equals_the_skew_step_rerun_on_every_base_table(method):
+    """Every base count vector B of |T| rows (the adversary's uniform prior over count
+    vectors, paper 004 Example 5), the skew step re-run over every random choice (h, F, S1
+    among ties, the tie order), kept when it publishes the observed counts; the posterior
+    that value v was S1 — the value whose records were withheld."""
+    from openbook.algorithms.suppression import r_suppression, unsafe_d_suppression
+    from openbook.pipeline import anonymize_skewed
+
+    df = pd.DataFrame({"age": np.arange(20, 32), "sex": ["F", "M"] * 6,
+                       "disease": ["flu"] * 7 + ["hiv"] * 2 + ["cold"] * 2 + ["cancer"]})
+    t = encode(df, Schema.build(qi=["age:numeric", "sex"], sa="disease"))
+    model = make_model("l=3")
+    release = anonymize_skewed(t, model, make_algorithm("anatomy", model=model, seed=1), skew=method, seed=1)
+    counts, dom = release.sa_counts()
+    published = counts.sum(axis=0).astype(np.int64)
+    n, m, l = t.n_rows, published.size, 3
+    num = [Fraction(0)] * m
+    for combo in itertools.combinations_with_replacement(range(m), n - int(published.sum())):
+        B = published.copy()
+        for i in combo:
+            B[i] += 1
+        if l * int(B.max()) <= n:  # eligible: nothing would have been withheld
+            continue
+
+        def run(rng, B=B):
+            with _rng_is(lambda: rng):
+                plan = (r_suppression(B, l, seed=None) if method == "r-suppression"
+                        else unsafe_d_suppression(B, l, seed=None))
+            if method == "r-suppression":
+                s1 = plan.choices["s1"]
+            else:  # unsafe-d: S1 is the first of the ranking by count, ties by the drawn order
+                s1 = int(np.lexsort((rng.script[0], -B))[0])
+            return tuple(plan.published.tolist()), s1
+        for (pub, s1), q in every_outcome(run):
+            if pub == tuple(published.tolist()):
+                num[s1] += q
+    total = sum(num, Fraction(0))
+    brute = [float(x / total) for x in num]
+    res = make_adversary("eligibility").run(release, original=t)
+    assert res.posterior.shape[0] == int((release.partition.group < 0).sum()) > 0
+    np.testing.assert_allclose(res.posterior[0], [brute[list(dom.values).index(v)] for v in res.targets],
+                               atol=1e-9)
+
+
+# ---------------------------------------------------------------------------------------
+# identity disclosure: which person a published record is
+# ---------------------------------------------------------------------------------------
+def test_reidentification_is_one_over_the_people_who_match():
+    """Prosecutor model: a person is one of the ``f`` people whose QIs match their published
+    record's class, each equally likely: ``1/f``, counted here from the original table."""
+    t = _tiny(5, n=12)
+    release = make_algorithm("mondrian", model=make_model("k=3"), strict=True).anonymize(t)
+    res = make_adversary("reidentification").run(release, original=t)
+    group = release.partition.group
+    size = np.bincount(group)
+    np.testing.assert_allclose(res.posterior[:, 0], 1.0 / size[group], atol=1e-12)
+
+
+@pytest.mark.parametrize("seed, replay_max, minimality_max", [(0, Fraction(2, 3), Fraction(3, 4)),
+                                                              (2, Fraction(1), Fraction(4, 5))])
+def test_minimality_is_not_the_algorithm_aware_posterior_of_full_domain_search(seed, replay_max, minimality_max):
+    """Where paper 001's adversary and the brute force disagree: full-domain search picks one
+    lattice node for the whole table, so a class can be generalized because of *another*
+    class; Lemma 1's class-local exclusion then keeps worlds the search never publishes from
+    and drops worlds it does. The exact posterior (the search re-run on every world: the
+    replay, equal to the brute force) is above the minimality adversary's on one table — a
+    certainty it misses — and below it on another. Hence the certificate never counts the
+    minimality adversary as the one that knows the algorithm."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"age": rng.integers(20, 24, 9), "sex": rng.choice(["F", "M"], 9),
+                       "disease": rng.choice(["flu", "hiv", "cold"], 9, p=[0.5, 0.2, 0.3])})
+    t = encode(df, Schema.build(qi=["age:numeric", "sex"], sa="disease"))
+    model = make_model("l=2")
+    release = make_algorithm("full-domain-search", model=model).anonymize(t)
+    part = release.partition.group
+    brute = _float(posterior(_deterministic(t, part, lambda: make_algorithm("full-domain-search", model=model)),
+                             t.n_rows, t.sa_domain.n_values))
+    replay = make_adversary("replay").run(release, original=t)
+    minimality = make_adversary("minimality", exact=True).run(release, original=t)
+    np.testing.assert_allclose(_columns(replay, t), brute, atol=1e-9)
+    assert brute.max() == pytest.approx(float(replay_max))
+    assert np.nanmax(minimality.posterior) == pytest.approx(float(minimality_max))
+    assert not make_adversary("minimality").knows_algorithm(release)
