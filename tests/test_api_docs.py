@@ -1,5 +1,6 @@
 """The Python API as documented: the doctests of :mod:`openbook.api` and every ``python``
-block of the README run, in a fresh temporary folder, as part of the suite."""
+block of the README run as doctests (their shown output is checked), in a fresh temporary
+folder, as part of the suite."""
 
 from __future__ import annotations
 
@@ -33,7 +34,12 @@ def test_readme_has_python_examples():
 def test_readme_python_block_runs(i, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code = _python_blocks()[i]
-    exec(compile(code, f"README.md python block {i + 1}", "exec"), {"__name__": f"readme_{i}"})
+    test = doctest.DocTestParser().get_doctest(code, {"__name__": f"readme_{i}"}, f"README.md python block {i + 1}",
+                                               str(README), 0)
+    assert test.examples, "a README python block is written as a doctest (>>> lines and their output)"
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    runner.run(test)
+    assert runner.failures == 0, f"README python block {i + 1}: {runner.failures} example(s) differ"
 
 
 def test_lazy_top_level_names():

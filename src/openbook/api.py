@@ -58,8 +58,8 @@ def anonymize(data: Any, *, qi: Sequence[str], sa: str, model: Any, algorithm: s
               seed: int | None = None, hierarchies: Mapping[str, Any] | None = None,
               sensitive: Mapping[str, Sequence[Any]] | None = None, identifiers: Sequence[str] = (),
               keep: Sequence[str] = (), missing: str = "error", kind: str | None = None,
-              max_risk: float | None = None, certify: bool = True, earlier: Sequence[Any] = (),
-              **params: Any) -> Any:
+              max_risk: float | None = None, max_reid_risk: float | None = None, certify: bool = True,
+              earlier: Sequence[Any] = (), **params: Any) -> Any:
     """Anonymize ``data`` (a DataFrame or a file path) into a verified, certified release.
 
     ``qi``: QI columns, each ``"name"`` or ``"name:kind"`` (``numeric``, ``categorical``,
@@ -69,7 +69,7 @@ def anonymize(data: Any, *, qi: Sequence[str], sa: str, model: Any, algorithm: s
     release passes its own certificate, :func:`openbook.pipeline.default_algorithm`);
     ``seed``: the seed of randomized algorithms (never written into the release);
     ``hierarchies``: column -> ARX CSV path, ``"adult:paper001"`` or a Hierarchy;
-    ``max_risk``/``certify``/``earlier``: the certificate (:mod:`openbook.certificate`);
+    ``max_risk``/``max_reid_risk``/``certify``/``earlier``: the certificate (:mod:`openbook.certificate`);
     other keywords are the algorithm's parameters (``levels=``, ``max_suppression=``, ...).
     """
     from .algorithms.registry import make_algorithm
@@ -90,7 +90,8 @@ def anonymize(data: Any, *, qi: Sequence[str], sa: str, model: Any, algorithm: s
         release = anonymize_skewed(table, mdl, algo, skew=skew, seed=seed, kind=kind)
     else:
         release = algo.anonymize(table, kind=kind)
-    certify_release(release, original=table, earlier=earlier, max_risk=max_risk, enabled=certify)
+    certify_release(release, original=table, earlier=earlier, max_risk=max_risk, max_reid_risk=max_reid_risk,
+                    enabled=certify, api=True)
     return release
 
 

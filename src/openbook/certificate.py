@@ -350,10 +350,11 @@ def certify(release: Any, *, original: Any = None, earlier: Sequence[Any] = (), 
     return cert
 
 
-def refusal(cert: Certificate) -> RiskError:
+def refusal(cert: Certificate, *, api: bool = False) -> RiskError:
     """The one-line refusal of a failing certificate: the adversary, how many people are
     above the target, the worst posterior (beside the baseline's), the unresolved people,
-    what else failed, and what to do."""
+    what else failed, and what to do — in the CLI's flags, or (``api``) the Python API's
+    keywords."""
     worst = cert.worst()
     parts = []
     unaware = cert.unaware()
@@ -373,9 +374,14 @@ def refusal(cert: Certificate) -> RiskError:
                 else f"{f.adversary} (could not run)" for f in others))
     if not parts:
         parts.append("the certificate failed")
-    flag = "--max-reid-risk" if worst is not None and worst.disclosure == "identity" else "--max-risk"
-    return RiskError(f"refusing to write the release: {'; '.join(parts)}; nothing was written (choose another "
-                     f"algorithm, {flag} R to change the target, or --no-certify)",
+    identity = worst is not None and worst.disclosure == "identity"
+    if api:
+        flag = "max_reid_risk=R" if identity else "max_risk=R"
+        todo = f"no release was returned (choose another algorithm=, {flag} to change the target, or certify=False)"
+    else:
+        flag = "--max-reid-risk" if identity else "--max-risk"
+        todo = f"nothing was written (choose another algorithm, {flag} R to change the target, or --no-certify)"
+    return RiskError(f"refusing to write the release: {'; '.join(parts)}; {todo}",
                      adversary=None if worst is None else worst.adversary,
                      n_people=0 if worst is None else worst.n_above + worst.n_unresolved,
                      worst=None if worst is None else worst.max_posterior)
@@ -384,11 +390,12 @@ def refusal(cert: Certificate) -> RiskError:
 def certify_release(release: Any, *, original: Any, earlier: Sequence[Any] = (), max_risk: float | None = None,
                     max_reid_risk: float | None = None, enabled: bool = True, enforce: bool = True,
                     params: Mapping[str, Mapping[str, Any]] | None = None,
-                    on_step: Callable[[str], None] | None = None) -> Certificate | None:
+                    on_step: Callable[[str], None] | None = None, api: bool = False) -> Certificate | None:
     """Certify ``release`` before it is written and record the certificate in its sidecar
     (``meta["certificate"]``); with ``enforce`` a failing certificate raises
     :class:`RiskError` (exit code 3) and nothing is written. ``enabled=False``
-    (``--no-certify``) records that the release was not certified."""
+    (``--no-certify``) records that the release was not certified. ``api``: the refusal
+    names the Python API's keywords rather than the CLI's flags."""
     if not enabled:
         release.meta["certificate"] = skipped("certification skipped by the publisher (--no-certify)")
         return None
@@ -396,5 +403,5 @@ def certify_release(release: Any, *, original: Any, earlier: Sequence[Any] = (),
                    params=params, on_step=on_step)
     release.meta["certificate"] = cert.to_dict()
     if enforce and cert.verdict == FAIL:
-        raise refusal(cert)
+        raise refusal(cert, api=api)
     return cert
