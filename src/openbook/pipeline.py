@@ -7,11 +7,9 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
 from .config import RunConfig
 from .data.datasets import load_dataset
-from .data.loaders import read_table
+from .data.loaders import column_names, read_source, read_table
 from .data.schema import Schema
 from .data.table import EncodedTable, encode
 from .errors import (
@@ -55,13 +53,20 @@ def load_hierarchy(spec: Any, column: str, kind: str) -> Any:
 
 def load_input(cfg: RunConfig) -> EncodedTable:
     """Read the source named by the configuration and encode it under its schema."""
+    data, schema, hier, source = input_spec(cfg)
+    return encode(data, schema, hier, source=source)
+
+
+def input_spec(cfg: RunConfig) -> tuple[Any, Schema, dict[str, Any], str]:
+    """The source named by the configuration, not yet encoded: ``(data, schema, hierarchies,
+    source name)``; ``data`` is a DataFrame, an Arrow table or a file source (read in batches)."""
     inp, sch = cfg.input, cfg.schema
     dataset = inp.get("dataset")
     if dataset and inp.get("path"):
         raise ParameterError("give either an input path or a dataset, not both", parameter="dataset")
     if dataset:
         ds = load_dataset(dataset, **({"path": inp["data_dir"]} if inp.get("data_dir") else {}))
-        frame, schema, hier = ds.frame, ds.schema, dict(ds.hierarchies)
+        frame, schema, hier = ds.data, ds.schema, dict(ds.hierarchies)
         if sch.get("qi") or sch.get("sa") or sch.get("sensitive_sets"):
             schema = _schema_from(sch, fallback=schema)
             hier = {k: v for k, v in hier.items() if k in schema.qi_names or k == schema.sa.name}
@@ -69,7 +74,7 @@ def load_input(cfg: RunConfig) -> EncodedTable:
     else:
         if not inp.get("path"):
             raise ParameterError("no input: give a data file, a database URL, or --dataset", parameter="input")
-        frame = read_table(inp["path"], format=inp.get("format"), table=inp.get("table"), query=inp.get("query"))
+        frame = read_source(inp["path"], format=inp.get("format"), table=inp.get("table"), query=inp.get("query"))
         schema = _schema_from(sch)
         hier = {}
         source = str(inp["path"])
@@ -80,15 +85,15 @@ def load_input(cfg: RunConfig) -> EncodedTable:
             hier.pop(col, None)
         else:
             hier[col] = h
-    undeclared = schema.undeclared(map(str, frame.columns))
+    undeclared = schema.undeclared(column_names(frame))
     if undeclared and not dataset:
         warnings.warn(
             f"columns {', '.join(undeclared)} are neither QI nor SA and are dropped from the release "
             "(declare them with keep= to publish them)",
             PrivacyLeakWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    return encode(frame, schema, hier, source=source)
+    return frame, schema, hier, source
 
 
 def _schema_from(sch: dict[str, Any], fallback: Schema | None = None) -> Schema:
@@ -119,6 +124,10 @@ def _schema_from(sch: dict[str, Any], fallback: Schema | None = None) -> Schema:
         keep=_split(sch.get("keep")), missing=sch.get("missing", "error" if fallback is None else fallback.missing),
         kinds=sch.get("kinds"), **extra,
     )
+
+
+#: the schema a run configuration declares (public: the Spark engine encodes under the same one)
+schema_from = _schema_from
 
 
 def model_from(cfg: RunConfig) -> Any:
@@ -154,6 +163,8 @@ def t_reference_from(spec: Any) -> Any:
     if not path.is_file():
         raise ParameterError(f"--t-reference {spec!r}: use 'published', 'input' or a CSV file of value,count",
                              parameter="t-reference", value=spec)
+    import pandas as pd
+
     frame = read_table(path)
     if frame.shape[1] != 2:
         raise ParameterError(f"--t-reference {path}: expected two columns, value and count", parameter="t-reference")

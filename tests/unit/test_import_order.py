@@ -58,7 +58,7 @@ LAYERS: dict[str, int] = {
     "algorithms": 5,
     "attacks": 6, "utility": 6,
     "certificate": 7,
-    "pipeline": 8,
+    "pipeline": 8, "spark": 8,
     "api": 9, "cli": 9, "report": 9, "experiments": 9, "demo": 9,
 }
 #: same-layer pairs forbidden in both directions (rule 2)

@@ -6,25 +6,11 @@ The *generalization lattice* has one node per level vector ``(l_1, …, l_d)``, 
 height_j`` of the QI hierarchies; node ``u`` generalizes node ``v`` when ``u >= v``
 componentwise. A node *satisfies* the model when, after recoding every QI ``j`` to level
 ``l_j``, the rows of the classes that violate the model are at most ``max_suppression · n``
-(those classes are suppressed). Satisfaction is upward closed (:meth:`Lattice.upward_closed`)
-when the model is monotonic and either there is no budget or the model is *absorbing*: a
-node's classes are unions of a finer node's classes, and then every class the coarser node
-fails is a union of classes the finer node failed, so it suppresses no more rows. That gives
-**predictive tagging**: a satisfying node tags every node above it satisfying, a failing node
-tags every node below it failing, unchecked. The search walks, from the lowest untagged node,
-a greedy chain upwards through untagged nodes and binary-searches it (Flash's path
-strategy), until every node is tagged. Otherwise every node is checked: with a budget,
-entropy/recursive ℓ, (α,k), simple ℓ, t-closeness (every distance) and ℓ-eligibility are
-*not* upward closed (a class {a, b} satisfies entropy 2-diversity and {c × 100} is
-suppressed; merged, all 102 rows fail — ``tests/unit/algorithms/test_lattice_minimal.py``
-keeps such counterexamples). The proof for each model, with and without a budget, is in
-``docs/algorithms.md``.
+(those classes are suppressed).
 
 Output: all *minimal* satisfying nodes (no satisfying node anywhere strictly below —
-Samarati's k-minimal generalizations; where satisfaction is upward closed this is the same
-as "no direct predecessor satisfies", otherwise :meth:`Lattice.minimal` propagates "something
-below satisfies" layer by layer) and, among them, the one with the least information loss
-under ``metric`` (ties: smaller height, then lexicographic):
+Samarati's k-minimal generalizations) and, among them, the one with the least information
+loss under ``metric`` (ties: smaller height, then lexicographic):
 
 ``"loss"``            mean over rows and QIs of ``(coverage(value) - 1) / (n_leaves - 1)``,
                       a suppressed row counting 1 per QI (Iyengar's LM; ARX's "Loss").
@@ -32,13 +18,36 @@ under ``metric`` (ties: smaller height, then lexicographic):
 ``"precision"``       Sweeney's Prec loss: mean over QIs of ``level / height``.
 ``"height"``          sum of levels.
 
-Checks run on the distinct QI combinations (with their SA counts), not on rows: a node is a
-mixed-radix key over the combinations' generalized codes, a hash factorization and one
-``bincount``.
+Search (:mod:`.lattice_search`; proofs in ``docs/algorithms.md``):
 
-Provenance: ``levels`` (chosen node), ``minimal_nodes``, ``n_nodes``, ``n_checked``,
-``metric`` and its value; the decision function :func:`node_satisfies` lets an adversary
-re-check any node.
+* *Upward closed* (:meth:`Lattice.upward_closed`: the model is monotonic and there is no
+  budget or the model is *absorbing* — a satisfying class still satisfies after any rows
+  join it): Flash's binary search on greedy chains with predictive tagging (a satisfying
+  node tags its up-set, a failing one its down-set) and, for absorbing models,
+  suppression-aware bounds from the rows kept below / suppressed above a node.
+* Otherwise (entropy / recursive ℓ, (α,k), simple ℓ, ℓ-eligibility, t-closeness with a
+  budget — a satisfying class that absorbs a suppressed minority can fail, fixtures in
+  ``tests/unit/algorithms/test_lattice_minimal.py``): the same search on an absorbing
+  *necessary* condition of the model (:mod:`.lattice_bounds`: at least ℓ distinct values,
+  a minimal class size, ...), whose failing nodes fail the model with their whole
+  down-set; then every node above no satisfying node is checked bottom-up, and a
+  satisfying one removes its up-set (not minimal, never checked).
+
+Nodes are evaluated on class counts, never rows (:mod:`.lattice_counts`): the distinct QI
+combinations with their SA counts, each node's classes rolled up from the cached node
+below it with the fewest classes. :class:`Lattice` takes an :class:`EncodedTable` or a
+:class:`LatticeData` (distinct code tuples and an SA count matrix from any source).
+
+``n_checked`` counts the distinct nodes whose classes were computed — by the search or to
+value a candidate for the metric (ARX's "transformations checked" counts the same: nodes
+checked or whose information loss was computed). The loss of a minimal node that was not
+checked is computed only when its lower bound (the generalization loss with nothing
+suppressed) does not exceed the best value found; the others get ``None`` in
+``minimal_metric``.
+
+Provenance: ``levels`` (chosen node), ``minimal_nodes``, ``minimal_metric``, ``n_nodes``,
+``n_checked``, ``metric`` and its value; the decision function :func:`node_satisfies` lets
+an adversary re-check any node.
 """
 
 from __future__ import annotations
@@ -47,92 +56,124 @@ import math
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from ..data.grouping import group_ids
 from ..data.table import EncodedTable
 from ..errors import InfeasibleError, ParameterError
 from ..models.base import PrivacyModel
+from ..models.k_anonymity import KAnonymity
 from ..params import Options, Real
 from ..release import Partition
 from .base import Anonymizer
+from .lattice_bounds import necessary_condition
+from .lattice_counts import ClassEngine, LatticeData, NodeClasses
+from .lattice_search import FAIL, SAT, UNKNOWN, FlashSearch, Grid, MaskBounds, bottom_up
 
 METRICS = ("loss", "discernibility", "precision", "height")
-
 
 #: the largest lattice the search enumerates (its nodes are materialised as an array)
 MAX_NODES = 2_000_000
 
 
-class Lattice:
-    """The generalization lattice of a table's QI hierarchies and the node checks."""
+def lattice_data(table: EncodedTable) -> tuple[LatticeData, np.ndarray]:
+    """The distinct QI combinations of ``table`` with their SA counts, and each row's
+    combination."""
+    cls, m = group_ids(table.qi_codes)
+    rep = np.empty(m, dtype=np.int64)
+    rep[cls] = np.arange(table.n_rows)
+    counts = table.group_sa_counts(cls, m)
+    data = LatticeData(table.qi_codes[rep], counts, [table.hierarchy(nm) for nm in table.qi_names],
+                       table.sa_domain, table.qi_names)
+    return data, cls
 
-    def __init__(self, table: EncodedTable, model: PrivacyModel, max_suppression: float = 0.0) -> None:
-        self.table, self.model = table, model
-        self.domain = table.sa_domain
-        self.n = table.n_rows
+
+class Lattice:
+    """The generalization lattice of a table's QI hierarchies and the node checks.
+
+    ``table`` is an :class:`EncodedTable` or a :class:`LatticeData`."""
+
+    def __init__(self, table: EncodedTable | LatticeData, model: PrivacyModel, max_suppression: float = 0.0) -> None:
+        if isinstance(table, LatticeData):
+            data, self.row_combo, self.table = table, None, None
+        else:
+            data, self.row_combo = lattice_data(table)
+            self.table = table
+        self.data, self.model = data, model
+        self.domain = data.domain
+        self.n = data.n
         self.budget = int(np.floor(max_suppression * self.n + 1e-9))
-        self.h = [table.hierarchy(nm) for nm in table.qi_names]
-        self.heights = np.array([h.height for h in self.h], dtype=np.int64)
-        self.d = len(self.h)
+        self.h = data.h
+        self.heights = data.heights
+        self.d = data.d
         size = math.prod(int(x) + 1 for x in self.heights.tolist())  # Python ints: no wrap
         if size > MAX_NODES:
             raise ParameterError(f"the full-domain lattice of these {self.d} QIs has {size:.3g} nodes, above the "
                                  f"{MAX_NODES:,} openbook searches; use fewer QIs or --algorithm mondrian",
                                  parameter="qi", value=size)
-        # distinct QI combinations and their SA counts
-        cls, m = group_ids(table.qi_codes)
-        first = np.full(m, -1, dtype=np.int64)
-        first[cls[::-1]] = np.arange(self.n - 1, -1, -1)
-        self.combos = table.qi_codes[first].astype(np.int64)  # (m, d)
-        counts = table.group_sa_counts(cls, m)
-        self.combo_size = counts.sum(axis=1)
-        ci, si = np.nonzero(counts)
-        self.pair_combo, self.pair_sa, self.pair_w = ci, si.astype(np.int64), counts[ci, si].astype(np.float64)
-        self.n_sa = counts.shape[1]
-        # generalized code of each combination at each level, per QI
-        self.gen = [[h.ancestor_table[lv][self.combos[:, j]].astype(np.int64) for lv in range(h.height + 1)]
-                    for j, h in enumerate(self.h)]
-        self.radix = [int(h.n_nodes) for h in self.h]
-        self.cov = [np.asarray(h.coverage, dtype=np.float64) for h in self.h]
-        shape = tuple(int(x) + 1 for x in self.heights)
-        self.shape = shape
-        self.nodes = np.indices(shape).reshape(self.d, -1).T.astype(np.int64)  # (N, d), lexicographic
-        self.n_checked = 0
+        self.grid = Grid(self.heights)
+        self.nodes, self.shape = self.grid.nodes, self.grid.shape
+        self.combos, self.combo_size = data.combos, data.sizes
+        self.absorbing = bool(model.monotonic) and bool(model.absorbing)
+        self.condition = None if self.absorbing else necessary_condition(model, self.domain)
+        size_only = isinstance(model, KAnonymity) and (self.condition is None or self.condition.size_only)
+        self.engine = ClassEngine(data, with_counts=not size_only)
+        self._evaluated: set[tuple[int, ...]] = set()
+        self._values: dict[int, tuple[float, float]] = {}  # node -> (loss, discernibility) when satisfying
+
+    @property
+    def n_checked(self) -> int:
+        """Distinct nodes whose classes were computed (checks and metric evaluations)."""
+        return len(self._evaluated)
 
     # -- one node ----------------------------------------------------------------------
+    def _classes(self, levels) -> NodeClasses:
+        cls = self.engine.classes(levels)
+        self._evaluated.add(tuple(int(x) for x in levels))
+        return cls
+
+    def _holds(self, cls: NodeClasses) -> np.ndarray:
+        if cls.counts is None:  # k-anonymity without SA counts
+            return cls.sizes >= self.model.k
+        return np.asarray(self.model.holds(cls.counts, self.domain), dtype=bool)
+
     def classes(self, levels) -> tuple[np.ndarray, int]:
         """Class id of each distinct QI combination at ``levels``."""
-        key = np.zeros(len(self.combos), dtype=np.int64)
-        radix = 1
-        for j, lv in enumerate(levels):
-            g = self.gen[j][int(lv)]
-            if radix * self.radix[j] >= 2**62:
-                codes, uniq = pd.factorize(key)
-                key, radix = codes.astype(np.int64), len(uniq)
-            key = key * self.radix[j] + g
-            radix *= self.radix[j]
-        codes, uniq = pd.factorize(key)
-        return codes.astype(np.int64), len(uniq)
+        cls = self._classes(levels)
+        return cls.combo_class, cls.n_classes
 
     def evaluate(self, levels) -> dict[str, Any]:
         """Classes at ``levels``, which hold, and how many rows would be suppressed."""
-        cc, nc = self.classes(levels)
-        flat = np.bincount(cc[self.pair_combo] * self.n_sa + self.pair_sa, weights=self.pair_w,
-                           minlength=nc * self.n_sa)
-        counts = np.rint(flat).astype(np.int64).reshape(nc, self.n_sa)
-        ok = np.asarray(self.model.holds(counts, self.domain), dtype=bool)
-        sizes = counts.sum(axis=1)
-        suppressed = int(sizes[~ok].sum())
-        return {"combo_class": cc, "n_classes": nc, "holds": ok, "sizes": sizes, "suppressed": suppressed}
+        cls = self._classes(levels)
+        ok = self._holds(cls)
+        return {"combo_class": cls.combo_class, "n_classes": cls.n_classes, "holds": ok, "sizes": cls.sizes,
+                "suppressed": int(cls.sizes[~ok].sum())}
 
     def upward_closed(self) -> bool:
         """Is the set of satisfying nodes closed upwards (so predictive tagging is exact)?"""
         return bool(self.model.monotonic) and (self.budget == 0 or bool(self.model.absorbing))
 
     def satisfies(self, levels) -> bool:
-        self.n_checked += 1
         return self.evaluate(levels)["suppressed"] <= self.budget
+
+    def _check(self, i: int, cond=None) -> tuple[bool, np.ndarray, int]:
+        """Evaluate node ``i``: does the model hold within the budget, the model's (or
+        ``cond``'s) holding mask per combination, and ``cond``'s suppressed rows."""
+        cls = self._classes(self.nodes[i])
+        ok = self._holds(cls)
+        supp = int(cls.sizes[~ok].sum())
+        sat = supp <= self.budget
+        if sat:
+            self._record(i, cls, ok, supp)
+        if cond is None:
+            return sat, ok[cls.combo_class], supp
+        a_ok = cond.holds(cls.sizes, cls.counts)
+        return sat, a_ok[cls.combo_class], int(cls.sizes[~a_ok].sum())
+
+    def _record(self, i: int, cls: NodeClasses, ok: np.ndarray, supp: int) -> None:
+        kept = cls.sizes * ok
+        loss = (float(kept @ self.engine.class_loss(cls)) + supp * self.d) / (self.n * self.d)
+        dm = float(kept @ cls.sizes) + supp * float(self.n)
+        self._values[i] = (loss, dm)
 
     # -- metrics -----------------------------------------------------------------------
     def metric(self, levels, name: str) -> float:
@@ -141,96 +182,128 @@ class Lattice:
         if name == "precision":
             h = np.maximum(self.heights, 1)
             return float(np.mean(np.asarray(levels) / h))
-        ev = self.evaluate(levels)
+        cls = self._classes(levels)
+        ok = self._holds(cls)
+        supp = int(cls.sizes[~ok].sum())
+        kept = cls.sizes * ok
         if name == "discernibility":
-            ok = ev["holds"]
-            return float((ev["sizes"][ok] ** 2).sum() + ev["suppressed"] * self.n)
-        # loss
-        kept_combo = ev["holds"][ev["combo_class"]]
-        w = self.combo_size * kept_combo
-        total = 0.0
-        for j, h in enumerate(self.h):
-            nl = max(h.n_leaves - 1, 1)
-            per = (self.cov[j][self.gen[j][int(levels[j])]] - 1.0) / nl
-            total += float((per * w).sum())
-        total += float(ev["suppressed"]) * self.d
-        return total / (self.n * self.d)
+            return float(kept @ cls.sizes) + supp * float(self.n)
+        return (float(kept @ self.engine.class_loss(cls)) + supp * self.d) / (self.n * self.d)
+
+    def loss_lower_bound(self, levels) -> float:
+        """The loss of ``levels`` with nothing suppressed: a suppressed row costs 1 per QI,
+        at least what generalizing it costs, so this never exceeds the loss."""
+        return float(sum(self.data.level_mass[j][int(lv)] for j, lv in enumerate(levels))) / (self.n * self.d)
+
+    def values(self, mins: np.ndarray, name: str) -> tuple[list[float | None], int]:
+        """The metric of each minimal node where needed, and the row of the best one.
+
+        Loss: minimal nodes already checked carry their value; the others are valued in
+        order of :meth:`loss_lower_bound` while it does not exceed the best value known
+        (1e-12 of float slack), the rest stay ``None`` — their loss exceeds the best."""
+        idx = [int(x) for x in np.ravel_multi_index(tuple(mins.T), self.shape)] if len(mins) else []
+        vals: list[float | None] = [None] * len(mins)
+        if name in ("height", "precision"):
+            vals = [self.metric(v, name) for v in mins]
+        elif name == "discernibility":
+            vals = [self._values[i][1] if i in self._values else self.metric(v, name) for i, v in zip(idx, mins)]
+        else:
+            for r, i in enumerate(idx):
+                if i in self._values:
+                    vals[r] = self._values[i][0]
+            lb = [self.loss_lower_bound(v) for v in mins]
+            for r in sorted(range(len(mins)), key=lambda r: lb[r]):
+                if vals[r] is not None:
+                    continue
+                known = [v for v in vals if v is not None]
+                if known and lb[r] > min(known) + 1e-12:
+                    break
+                vals[r] = self.metric(mins[r], "loss")
+        rows = [r for r, v in enumerate(vals) if v is not None]
+        sub = mins[rows]
+        key = np.array([vals[r] for r in rows])
+        best = rows[int(np.lexsort((*sub.T[::-1], sub.sum(axis=1), key))[0])]
+        return vals, best
 
     # -- search ------------------------------------------------------------------------
     def _index(self, v: np.ndarray) -> np.ndarray:
         return np.ravel_multi_index(tuple(np.asarray(v).T), self.shape)
 
     def search(self, monotonic: bool | None = None) -> np.ndarray:
-        """State of every node: +1 satisfies, -1 fails (all nodes tagged or checked).
-        ``monotonic`` defaults to :meth:`upward_closed`; ``False`` checks every node."""
+        """State of every node: +1 satisfies, -1 fails, 0 not decided because a satisfying
+        node lies below it (so it is not minimal; only where satisfaction is not upward
+        closed). ``monotonic`` defaults to :meth:`upward_closed`; ``False`` checks every
+        node; ``True`` forces predictive tagging."""
+        g = self.grid
+        state = np.zeros(g.size, dtype=np.int8)
+        if monotonic is False:
+            for i in range(g.size):
+                state[i] = SAT if self._check(i)[0] else FAIL
+            return state
         if monotonic is None:
             monotonic = self.upward_closed()
-        N = self.nodes.shape[0]
-        state = np.zeros(N, dtype=np.int8)
-        if not monotonic:
-            for i in range(N):
-                state[i] = 1 if self.satisfies(self.nodes[i]) else -1
-            return state
-        height = self.nodes.sum(axis=1)
-        by_height = np.lexsort((np.arange(N), height))
-        rel = self.heights.astype(np.float64)
-        rel[rel == 0] = 1.0
-        cursor = 0
-        while True:
-            while cursor < N and state[by_height[cursor]] != 0:
-                cursor += 1
-            if cursor >= N:
-                break
-            start = self.nodes[by_height[cursor]].copy()
-            path = [start]
-            cur = start
-            while True:
-                nxt = None
-                order = np.lexsort((np.arange(self.d), cur / rel))
-                for j in order:
-                    if cur[j] < self.heights[j]:
-                        cand = cur.copy()
-                        cand[j] += 1
-                        if state[self._index(cand[None, :])[0]] == 0:
-                            nxt = cand
-                            break
-                if nxt is None:
-                    break
-                path.append(nxt)
-                cur = nxt
-            lo, hi = 0, len(path) - 1
-            while lo <= hi:
-                mid = (lo + hi) // 2
-                v = path[mid]
-                i = self._index(v[None, :])[0]
-                if state[i] == 0:
-                    if self.satisfies(v):
-                        state[np.all(self.nodes >= v, axis=1)] = 1
-                    else:
-                        state[np.all(self.nodes <= v, axis=1)] = -1
-                if state[i] == 1:
-                    hi = mid - 1
-                else:
-                    lo = mid + 1
-        return state
+        if monotonic:
+            bounds = MaskBounds(self.combo_size, self.budget, self.d) if self.absorbing else None
+
+            def check(i: int) -> bool:
+                sat, kept, _ = self._check(i)
+                if bounds is not None:
+                    bounds.add(self.nodes[i], kept)
+                return sat
+
+            return FlashSearch(g, check, bounds).run(state)
+        return self._search_not_closed(state)
+
+    def _search_not_closed(self, known: np.ndarray) -> np.ndarray:
+        """Two passes where satisfaction is not upward closed: Flash on the necessary
+        condition (its failing nodes fail the model with their down-sets), then bottom-up
+        over every node no satisfying node lies below."""
+        g = self.grid
+        dominated = np.zeros(g.size, dtype=bool)
+        dom_view = dominated.reshape(g.shape)
+
+        def mark(i: int, sat: bool) -> None:
+            known[i] = SAT if sat else FAIL
+            if sat:
+                keep = dominated[i]
+                dom_view[g.up(i)] = True
+                dominated[i] = keep
+
+        cond = self.condition
+        if cond is not None and not cond.trivial:
+            bounds = MaskBounds(self.combo_size, self.budget, self.d)
+
+            def check_cond(i: int) -> bool:
+                sat, kept, supp = self._check(i, cond)
+                mark(i, sat)
+                bounds.add(self.nodes[i], kept)
+                return supp <= self.budget
+
+            cond_state = FlashSearch(g, check_cond, bounds).run(np.zeros(g.size, dtype=np.int8))
+            known[(cond_state == FAIL) & (known == UNKNOWN)] = FAIL
+
+        def check(i: int) -> bool:
+            return self._check(i)[0]
+
+        bottom_up(g, known, dominated, check)
+        return known
 
     def minimal(self, state: np.ndarray) -> np.ndarray:
         """Satisfying nodes with no satisfying node strictly below them (Samarati's minimal
-        generalizations). When satisfaction is upward closed this is "no direct predecessor
-        satisfies"; otherwise a satisfying node can sit above a failing one above a
-        satisfying one, so "something below satisfies" is propagated upwards layer by layer."""
-        sat = state == 1
-        below = np.zeros_like(sat)  # some node strictly below satisfies
-        height = self.nodes.sum(axis=1)
-        for h in range(1, int(height.max(initial=0)) + 1):
-            layer = np.flatnonzero(height == h)
-            for j in range(self.d):
-                has = layer[self.nodes[layer, j] > 0]
-                pred = self.nodes[has].copy()
-                pred[:, j] -= 1
-                pi = self._index(pred)
-                below[has] |= sat[pi] | below[pi]
-        return self.nodes[sat & ~below]
+        generalizations), in node order. "Some satisfying node at or below" is an OR
+        accumulated along every axis; a node has one strictly below when a direct
+        predecessor has one at or below."""
+        sat = (np.asarray(state) == SAT).reshape(self.shape)
+        le = sat.copy()
+        for ax in range(self.d):
+            le = np.logical_or.accumulate(le, axis=ax)
+        strict = np.zeros_like(sat)
+        for ax in range(self.d):
+            src = [slice(None)] * self.d
+            dst = [slice(None)] * self.d
+            src[ax], dst[ax] = slice(0, -1), slice(1, None)
+            strict[tuple(dst)] |= le[tuple(src)]
+        return self.nodes[(sat & ~strict).ravel()]
 
 
 def node_satisfies(table: EncodedTable, model: PrivacyModel, levels, max_suppression: float = 0.0) -> bool:
@@ -288,8 +361,7 @@ class FullDomainSearch(Anonymizer):
             raise InfeasibleError(
                 f"full-domain-search: no generalization satisfies {self.model.describe()} with at most "
                 f"{float(self.max_suppression):.1%} of rows suppressed", model=self.model)
-        vals = np.array([lat.metric(v, self.metric) for v in mins])
-        best = np.lexsort((*mins.T[::-1], mins.sum(axis=1), vals))[0]
+        vals, best = lat.values(mins, self.metric)
         return {"lattice": lat, "minimal": mins, "values": vals, "best": mins[best], "state": state}
 
     def partition(self, table: EncodedTable) -> Partition:
@@ -297,14 +369,14 @@ class FullDomainSearch(Anonymizer):
         lat: Lattice = res["lattice"]
         levels = [int(x) for x in res["best"]]
         self._levels = levels
-        gen = [h.generalize(table.columns[nm].codes, lv) for h, nm, lv in zip(lat.h, table.qi_names, levels)]
-        cls, n_cls = group_ids(gen)
-        counts = table.group_sa_counts(cls, n_cls)
-        ok = np.asarray(self.model.holds(counts, table.sa_domain), dtype=bool)
-        labels = np.where(ok[cls], cls, -1)
+        ev = lat.evaluate(levels)
+        row_class = ev["combo_class"][lat.row_combo]
+        labels = np.where(ev["holds"][row_class], row_class, -1)
+        known = [v for v in res["values"] if v is not None]
         prov = self.provenance() | {
             "levels": levels, "minimal_nodes": res["minimal"].tolist(),
-            "minimal_metric": [float(x) for x in res["values"]], "metric_value": float(res["values"].min()),
+            "minimal_metric": [None if v is None else float(v) for v in res["values"]],
+            "metric_value": float(min(known)),
             "n_nodes": int(lat.nodes.shape[0]), "n_checked": int(lat.n_checked),
             "qi": list(table.qi_names), "heights": lat.heights.tolist(),
         }

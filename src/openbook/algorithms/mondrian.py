@@ -55,7 +55,7 @@ from ..models.base import PrivacyModel, SADomain
 from ..params import Boolean, Options
 from ..release import Partition
 from .base import Anonymizer
-from .mondrian_planner import CandidateCuts, Decide, MondrianSpace, mondrian_plan
+from .mondrian_planner import CandidateCuts, Decide, MondrianSpace, plan_records
 from ..models.promise import size_floor
 
 CATEGORICAL = ("ordered", "hierarchy")
@@ -159,14 +159,29 @@ def allowable(model: PrivacyModel, domain: SADomain) -> Decide:
 
 
 def mondrian_partition(table: EncodedTable, model: PrivacyModel, *, strict: bool = True,
-                       categorical: str = "ordered") -> dict[str, Any]:
+                       categorical: str = "ordered", space: MondrianSpace | None = None,
+                       domain: SADomain | None = None) -> dict[str, Any]:
     """Mondrian on ``table``: the planner (:func:`.mondrian_planner.mondrian_plan`) with the
-    :func:`allowable` hook; returns group labels, the split tree and the coordinates."""
-    space = MondrianSpace(table, categorical)
-    X = space.matrix(table)
-    sa = np.array(table.sa_codes, dtype=np.int32, copy=True)  # permuted in place
-    tree = mondrian_plan(space, X, sa, table.columns[table.sa_name].n_values, allowable(model, table.sa_domain),
-                         strict=strict, floor=size_floor(model))
+    :func:`allowable` hook; returns group labels, the split tree and the coordinates.
+
+    A *fragment* — the rows of one node of a larger table's run, in the larger table's row
+    order, with the same column encoding (codes, categories, hierarchies) — gives exactly
+    the subtree of that run below the node when ``space`` is the larger table's
+    :class:`.mondrian_planner.MondrianSpace` (built with the same ``categorical``: widths
+    are normalised by the whole table's spans and domain sizes) and ``domain`` its
+    ``sa_domain`` (t-closeness compares with the whole table's distribution). Without them
+    the fragment is a table of its own."""
+    space = MondrianSpace(table, categorical) if space is None else space
+    domain = table.sa_domain if domain is None else domain
+    if space.d != len(table.qi_names):
+        raise ParameterError("mondrian: the space has another number of QIs than the table", parameter="space")
+    sa = table.sa_codes
+    n_sa = domain.n_values
+    if int(sa.max(initial=0)) >= n_sa:
+        raise ParameterError("mondrian: the table has SA codes beyond the domain's", parameter="domain")
+    # only the planner holds the records, so it can free them before labelling the rows
+    tree = plan_records(space, space.table_record(table, sa, n_sa), n_sa, allowable(model, domain),
+                        strict=strict, floor=size_floor(model))
     out: dict[str, Any] = {"group": tree.group, "n_groups": tree.n_groups, **tree.extra()}
     for j in range(space.d):
         out[f"coord_{j}"] = space.coord[j]

@@ -32,219 +32,18 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
-from numba import njit
 
 from ..data.table import EncodedTable
+from . import mondrian_kernels as mk
 
-_HIST_SLACK = 64
-
-
-# ---------------------------------------------------------------------------------------
-# numba kernels
-# ---------------------------------------------------------------------------------------
-@njit(cache=True)
-def _ranges(X, lo, hi, distinct_dims, cmax):  # pragma: no cover - compiled
-    """Per node and dimension: min and max coordinate, and the number of distinct values
-    for the dimensions flagged in ``distinct_dims`` (stamp arrays, O(rows))."""
-    m = lo.size
-    d = X.shape[1]
-    mn = np.empty((m, d), np.int64)
-    mx = np.empty((m, d), np.int64)
-    nd = np.zeros((m, d), np.int64)
-    stamp = np.full((d, cmax), -1, np.int64)
-    for i in range(m):
-        for j in range(d):
-            mn[i, j] = 1 << 62
-            mx[i, j] = -1
-        for r in range(lo[i], hi[i]):
-            for j in range(d):
-                v = X[r, j]
-                if v < mn[i, j]:
-                    mn[i, j] = v
-                if v > mx[i, j]:
-                    mx[i, j] = v
-                if distinct_dims[j] and stamp[j, v] != i:
-                    stamp[j, v] = i
-                    nd[i, j] += 1
-    return mn, mx, nd
-
-
-@njit(cache=True)
-def _plan(X, sa, lo, hi, dim, mn, mx, hier_level, hanc, strict, n_sa):  # pragma: no cover
-    """Cut of each node on its dimension: (valid, m, t, n_left, left counts, right counts).
-    ``hier_level[i] >= 1``: hierarchy cut below LCA level ``hier_level[i]``."""
-    c = lo.size
-    valid = np.zeros(c, np.bool_)
-    mval = np.zeros(c, np.int64)
-    tval = np.zeros(c, np.int64)
-    nleft = np.zeros(c, np.int64)
-    cl = np.zeros((c, n_sa), np.int64)
-    cr = np.zeros((c, n_sa), np.int64)
-    for i in range(c):
-        j = dim[i]
-        a, b = lo[i], hi[i]
-        r = b - a
-        vmin, vmax = mn[i], mx[i]
-        R = vmax - vmin + 1
-        m = 0
-        t = 0
-        ok = True
-        hl = hier_level[i]
-        if hl >= 1 or R <= 4 * r + _HIST_SLACK:
-            hist = np.zeros(R, np.int64)
-            for q in range(a, b):
-                hist[X[q, j] - vmin] += 1
-            if hl >= 1:
-                best = -1
-                bestgap = 1 << 62
-                acc = hist[0]
-                for p in range(1, R):
-                    if hanc[j, hl - 1, vmin + p] != hanc[j, hl - 1, vmin + p - 1]:
-                        gap = abs(2 * acc - r)
-                        if gap < bestgap:
-                            bestgap = gap
-                            best = p
-                    acc += hist[p]
-                if best < 0:
-                    ok = False
-                else:
-                    m = vmin + best
-                    t = 0
-            elif strict:
-                target = r // 2  # index of the upper median
-                acc = 0
-                p = 0
-                while acc + hist[p] <= target:
-                    acc += hist[p]
-                    p += 1
-                lt = acc
-                if lt > 0:
-                    m = vmin + p
-                    t = 0
-                else:
-                    if hist[p] == r:
-                        ok = False
-                    m = vmin + p
-                    t = hist[p]
-            else:
-                h = (r + 1) // 2
-                acc = 0
-                p = 0
-                while acc + hist[p] < h:
-                    acc += hist[p]
-                    p += 1
-                m = vmin + p
-                t = h - acc
-        else:
-            tmp = np.empty(r, np.int64)
-            for q in range(a, b):
-                tmp[q - a] = X[q, j]
-            tmp.sort()
-            if strict:
-                m = tmp[r // 2]
-                lt = np.searchsorted(tmp, m, "left")
-                if lt > 0:
-                    t = 0
-                else:
-                    le = np.searchsorted(tmp, m, "right")
-                    if le == r:
-                        ok = False
-                    t = le
-            else:
-                h = (r + 1) // 2
-                m = tmp[h - 1]
-                lt = np.searchsorted(tmp, m, "left")
-                t = h - lt
-        if not ok:
-            continue
-        seen = 0
-        nl = 0
-        for q in range(a, b):
-            v = X[q, j]
-            s = sa[q]
-            if v < m or (v == m and seen < t):
-                if v == m:
-                    seen += 1
-                cl[i, s] += 1
-                nl += 1
-            else:
-                cr[i, s] += 1
-        if nl == 0 or nl == r:
-            continue
-        valid[i] = True
-        mval[i] = m
-        tval[i] = t
-        nleft[i] = nl
-    return valid, mval, tval, nleft, cl, cr
-
-
-@njit(cache=True)
-def _apply(X, sa, rows, lo, hi, dim, mval, tval):  # pragma: no cover - compiled
-    """Stable partition of each node's segment into its left then right child."""
-    d = X.shape[1]
-    for i in range(lo.size):
-        a, b = lo[i], hi[i]
-        r = b - a
-        j = dim[i]
-        m = mval[i]
-        t = tval[i]
-        left = np.empty(r, np.bool_)
-        nl = 0
-        seen = 0
-        for q in range(a, b):
-            v = X[q, j]
-            go = v < m or (v == m and seen < t)
-            if v == m and go:
-                seen += 1
-            left[q - a] = go
-            nl += go
-        bx = np.empty((r, d), X.dtype)
-        bs = np.empty(r, sa.dtype)
-        br = np.empty(r, rows.dtype)
-        kl = 0
-        kr = nl
-        for q in range(a, b):  # left rows first, then right rows, each in their current order
-            if left[q - a]:
-                k = kl
-                kl += 1
-            else:
-                k = kr
-                kr += 1
-            for c in range(d):
-                bx[k, c] = X[q, c]
-            bs[k] = sa[q]
-            br[k] = rows[q]
-        for q in range(r):
-            for c in range(d):
-                X[a + q, c] = bx[q, c]
-            sa[a + q] = bs[q]
-            rows[a + q] = br[q]
-
-
-@njit(cache=True)
-def _left_masks(X, lo, hi, dim, mval, tval):  # pragma: no cover - compiled
-    """Left-child indicator of every position of the segments ``[lo[i], hi[i])`` (concatenated
-    in segment order) for the cut ``(dim[i], mval[i], tval[i])``: ``v < m``, or ``v == m``
-    among the first ``t`` such positions of the segment (the rule of ``_apply``)."""
-    tot = 0
-    for i in range(lo.size):
-        tot += hi[i] - lo[i]
-    out = np.zeros(tot, np.bool_)
-    k = 0
-    for i in range(lo.size):
-        j = dim[i]
-        m = mval[i]
-        t = tval[i]
-        seen = 0
-        for q in range(lo[i], hi[i]):
-            v = X[q, j]
-            if v < m:
-                out[k] = True
-            elif v == m and seen < t:
-                seen += 1
-                out[k] = True
-            k += 1
-    return out
+#: a level's open nodes are planned, decided and cut in batches of at most this many rows
+#: (the batch's records stay in cache between the passes) and this many nodes
+_BATCH_ROWS = 1 << 19
+_BATCH_NODES = 1 << 15
+#: batches of fewer rows run on one thread
+_PARALLEL_ROWS = 1 << 15
+#: rows per block when coordinates are mapped into records
+_BLOCK = 1 << 20
 
 
 # ---------------------------------------------------------------------------------------
@@ -312,6 +111,7 @@ class MondrianSpace:
                 self.hanc[j, a.shape[0]:, : a.shape[1]] = a[-1]
 
     def matrix(self, table: EncodedTable) -> np.ndarray:
+        """The ``(n, d)`` int32 coordinates of ``table``'s rows."""
         n = table.n_rows
         X = np.empty((n, self.d), dtype=np.int32)
         for j, name in enumerate(table.qi_names):
@@ -321,6 +121,62 @@ class MondrianSpace:
             else:
                 X[:, j] = codes
         return X
+
+    # -- records (:mod:`.mondrian_kernels`) ----------------------------------------------
+    def empty_record(self, n: int, n_labels: int) -> np.ndarray:
+        """An ``(n, L)`` record array (:mod:`.mondrian_kernels`): lanes ``0..d-1`` for the
+        coordinates, lane ``d`` for the label, the row id in the last 4 bytes (8 when
+        ``n >= 2^32``), of the narrowest unsigned type holding every lane."""
+        top = max(int(self.card.max(initial=1)) - 1, int(n_labels) - 1, 0)
+        dtype = np.dtype(np.uint8 if top < 1 << 8 else np.uint16 if top < 1 << 16 else np.uint32)
+        idb = 4 if n < 1 << 32 else 8
+        width = max(-(-((self.d + 1) * dtype.itemsize + idb) // 8) * 8, 8 * dtype.itemsize)
+        return np.zeros((n, width // dtype.itemsize), dtype=dtype)
+
+    @staticmethod
+    def record_ids(R: np.ndarray) -> tuple[np.ndarray, int]:
+        """``(V, col)``: the records' row ids are ``V[:, col]`` (a view)."""
+        V = R.view(np.uint32 if R.shape[0] < 1 << 32 else np.uint64)
+        return V, V.shape[1] - 1
+
+    def record(self, X: np.ndarray, labels: np.ndarray, n_labels: int, rows: np.ndarray | None = None) -> np.ndarray:
+        """The records of coordinates ``X`` (``(n, d)``, as :meth:`matrix`), ``labels`` and
+        row ids ``rows`` (default ``arange(n)``; below 2^32 unless ``n`` is not)."""
+        X = np.asarray(X)
+        labels = np.asarray(labels)
+        n = X.shape[0]
+        if X.ndim != 2 or X.shape[1] != self.d or labels.shape != (n,) or (rows is not None and rows.shape != (n,)):
+            raise ValueError("mondrian: X must be (n, d) coordinates, labels and rows (n,)")
+        if n and (int(X.min()) < 0 or np.any(X.max(axis=0) >= np.array([c.size for c in self.coord]))
+                  or int(labels.min()) < 0 or int(labels.max()) >= n_labels
+                  or (rows is not None and (int(rows.min()) < 0 or (n < 1 << 32 and int(rows.max()) >= 1 << 32)))):
+            raise ValueError("mondrian: a coordinate, label or row id is out of its range")
+        R = self.empty_record(n, n_labels)
+        V, col = self.record_ids(R)
+        for a in range(0, n, _BLOCK):
+            R[a:a + _BLOCK, :self.d] = X[a:a + _BLOCK]
+            R[a:a + _BLOCK, self.d] = labels[a:a + _BLOCK]
+            V[a:a + _BLOCK, col] = np.arange(a, min(a + _BLOCK, n)) if rows is None else rows[a:a + _BLOCK]
+        return R
+
+    def table_record(self, table: EncodedTable, labels: np.ndarray, n_labels: int) -> np.ndarray:
+        """The records of ``table``'s rows (its codes must be those this space was built
+        on: same columns, same encoding) with ``labels``, block by block (no ``(n, d)``
+        intermediate)."""
+        n = table.n_rows
+        R = self.empty_record(n, n_labels)
+        V, col = self.record_ids(R)
+        for j, name in enumerate(table.qi_names):
+            codes = table.columns[name].codes
+            if int(codes.max(initial=0)) >= self.coord[j].size:
+                raise ValueError(f"mondrian: column {name!r} has codes beyond this space's encoding")
+            for a in range(0, n, _BLOCK):
+                c = codes[a:a + _BLOCK]
+                R[a:a + _BLOCK, j] = self.coord[j][c] if self.hier[j] else c
+        for a in range(0, n, _BLOCK):
+            R[a:a + _BLOCK, self.d] = labels[a:a + _BLOCK]
+            V[a:a + _BLOCK, col] = np.arange(a, min(a + _BLOCK, n))
+        return R
 
     def widths(self, mn: np.ndarray, mx: np.ndarray, nd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Normalised widths ``(m, d)`` and, for hierarchy dims, the LCA level (else 0)."""
@@ -374,6 +230,7 @@ class CandidateCuts:
     #: index of each cut in the batch the :meth:`later` call was made on (else ``arange``)
     origin: np.ndarray | None = None
     _later: Callable[..., list["CandidateCuts"]] | None = field(default=None, repr=False)
+    _kernels: dict[str, Any] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return int(self.lo.size)
@@ -381,7 +238,8 @@ class CandidateCuts:
     def left_mask(self) -> np.ndarray:
         """Left-child indicator of every row of every cut's node, concatenated cut by cut
         (positions ``lo[i]..hi[i]-1`` in order)."""
-        return _left_masks(self.X, self.lo, self.hi, self.dim, self.value, self.ties)
+        k = self._kernels if self._kernels is not None else mk.kernels(int((self.hi - self.lo).sum()))
+        return k["left_masks"](self.X, self.lo, self.hi, self.dim, self.value, self.ties)
 
     def segments(self) -> tuple[np.ndarray, np.ndarray]:
         """``(positions, cut)``: every row position of every cut's node, concatenated as in
@@ -396,7 +254,8 @@ class CandidateCuts:
         w = np.asarray(which, dtype=np.int64)
         sub = CandidateCuts(self.level, self.rank, self.node[w], self.lo[w], self.hi[w], self.dim[w], self.value[w],
                             self.ties[w], self.n_left[w], self.left_counts[w], self.right_counts[w], self.X,
-                            self.rows, self.labels, w if self.origin is None else self.origin[w])
+                            self.rows, self.labels, w if self.origin is None else self.origin[w],
+                            _kernels=self._kernels)
         if self._later is not None:
             def _sub_later(which_: np.ndarray, report: np.ndarray | None = None, f=self._later):
                 which_ = np.asarray(which_, dtype=np.int64)
@@ -443,21 +302,66 @@ def mondrian_plan(space: MondrianSpace, X: np.ndarray, labels: np.ndarray, n_lab
                   strict: bool, floor: int = 1, lo: np.ndarray | None = None, hi: np.ndarray | None = None,
                   rows: np.ndarray | None = None) -> MondrianTree:
     """Mondrian's level loop (module docstring) from the root segments ``[lo, hi)`` (default
-    one root: every row). ``X`` (``space.matrix``), ``labels`` (int32, ``n_labels`` values)
-    and ``rows`` (default ``arange``) are permuted in place; a node of fewer than
-    ``max(2, 2 * floor)`` rows is never cut (``floor``: the model's smallest group).
-    ``decide(cuts)`` returns which of the offered cuts are taken."""
-    n, d = X.shape
-    rows = np.arange(n, dtype=np.int64) if rows is None else rows
+    one root: every row) over coordinates ``X`` (``(n, d)``, as ``space.matrix``) and
+    ``labels`` (``n_labels`` values), which are copied into records and left unchanged;
+    ``rows`` (default ``arange``) is the row id of each position, and is overwritten with
+    the final order (``tree.rows``). A node of fewer than ``max(2, 2 * floor)`` rows is never
+    cut (``floor``: the model's smallest group). ``decide(cuts)`` returns which of the
+    offered cuts are taken."""
+    tree = plan_records(space, space.record(X, labels, n_labels, rows), n_labels, decide, strict=strict,
+                        floor=floor, lo=lo, hi=hi)
+    if rows is not None:
+        rows[:] = tree.rows
+    return tree
+
+
+def plan_records(space: MondrianSpace, R: np.ndarray, n_labels: int, decide: Decide, *, strict: bool,
+                 floor: int = 1, lo: np.ndarray | None = None, hi: np.ndarray | None = None) -> MondrianTree:
+    """:func:`mondrian_plan` on records ``R`` (:meth:`MondrianSpace.record`), which it
+    overwrites; positions outside the roots get group ``-1`` and row id ``-1``. A caller
+    that passes its only reference to ``R`` lets the planner free the records before it
+    labels the rows."""
+    n, d = R.shape[0], space.d
     lo = np.array([0], dtype=np.int64) if lo is None else np.asarray(lo, dtype=np.int64)
     hi = np.array([n], dtype=np.int64) if hi is None else np.asarray(hi, dtype=np.int64)
     par = np.full(lo.size, -1, dtype=np.int64)
     use_hier = bool(space.hier.any() and strict)
     min_split = max(2, 2 * max(1, int(floor)))
+    # plain Python or compiled kernels, by the work ahead (rows x lanes x levels)
+    rows_open = int((hi - lo).sum())
+    levels = max(1, int(np.log2(max(rows_open, 2) / min_split)) + 2)
+    K = mk.kernels(rows_open * R.shape[1] * levels)
+    nthreads = int(K["threads"])
+    bufs = [R, np.empty_like(R)]  # level l's nodes are in bufs[l % 2]
+    del R
+    nblk = max(8, 8 * (-(-d // 8)))
+    card = max(int(space.card.max(initial=1)), 1)
+    hist = np.zeros((nthreads, card), dtype=np.int64)
+    hist2 = np.zeros((nthreads, min(card * n_labels, 1 << 16)), dtype=np.int64)
+    ddims = np.flatnonzero(space.distinct).astype(np.int64)
+    stamp = np.full((nthreads, ddims.size, space.cmax_distinct), -1, dtype=np.int64)
+    stamp_id = 0
     t_lo, t_hi, t_par, t_dim, t_val, t_tie = [], [], [], [], [], []
     next_id = 0
     level = 0
+    # lane ranges of the level's nodes (rows of splittable nodes only): the roots' here, the
+    # children's from the cut that made them
+    L = bufs[0].shape[1]
+    node_mn = np.empty((lo.size, L), dtype=bufs[0].dtype)
+    node_mx = np.empty_like(node_mn)
+    roots = np.flatnonzero(hi - lo >= min_split)
+    if roots.size:
+        rmn, rmx = np.empty((roots.size, L), dtype=node_mn.dtype), np.empty((roots.size, L), dtype=node_mn.dtype)
+        K["ranges"](bufs[0], lo[roots], hi[roots], d, rmn, rmx, _workers(lo[roots], hi[roots], nthreads))
+        node_mn[roots], node_mx[roots] = rmn, rmx
     while lo.size:
+        X = bufs[level % 2]
+        V, vcol = MondrianSpace.record_ids(X)
+        rows, labels = V[:, vcol], X[:, d]
+        n_splittable = int(np.count_nonzero(hi - lo >= min_split))
+        kid_mn = np.empty((2 * n_splittable, L), dtype=X.dtype)
+        kid_mx = np.empty_like(kid_mn)
+        n_cut = 0
         m_nodes = lo.size
         ids = np.arange(next_id, next_id + m_nodes, dtype=np.int64)
         next_id += m_nodes
@@ -465,32 +369,42 @@ def mondrian_plan(space: MondrianSpace, X: np.ndarray, labels: np.ndarray, n_lab
         mv = np.zeros(m_nodes, dtype=np.int64)
         tv = np.zeros(m_nodes, dtype=np.int64)
         nlv = np.zeros(m_nodes, dtype=np.int64)
-        splittable = np.flatnonzero(hi - lo >= min_split)
-        if splittable.size:
+        for splittable in _batches(lo, hi, np.flatnonzero(hi - lo >= min_split)):
             s_lo, s_hi = lo[splittable], hi[splittable]
-            mn, mx, nd = _ranges(X, s_lo, s_hi, space.distinct, space.cmax_distinct)
+            c = splittable.size
+            bounds = _workers(s_lo, s_hi, nthreads)
+            mn = node_mn[splittable, :d].astype(np.int64)
+            mx = node_mx[splittable, :d].astype(np.int64)
+            nd = np.zeros((c, d), dtype=np.int64)
+            if ddims.size:
+                K["distinct"](X, s_lo, s_hi, ddims, stamp, stamp_id, nd, bounds)
+                stamp_id += c
             w, lvl = space.widths(mn, mx, nd)
             rank = np.argsort(-w, axis=1, kind="stable")
 
-            def offer(loc: np.ndarray, a: int, origin: np.ndarray | None) -> CandidateCuts | None:
-                """The rank-``a`` cut of splittable nodes ``loc`` (those with width > 0)."""
+            def offer(loc: np.ndarray, a: int, origin: np.ndarray | None, splittable=splittable, s_lo=s_lo,
+                      s_hi=s_hi, mn=mn, mx=mx, w=w, lvl=lvl, rank=rank, X=X, rows=rows,
+                      labels=labels) -> CandidateCuts | None:
+                """The rank-``a`` cut of the batch's nodes ``loc`` (those with width > 0)."""
                 dsel = rank[loc, a]
                 keep = w[loc, dsel] > 0
                 loc, dsel = loc[keep], dsel[keep]
                 if loc.size == 0:
                     return None
                 hl = np.where(space.hier[dsel], lvl[loc, dsel], 0) if use_hier else np.zeros(loc.size, np.int64)
-                valid, mval, tval, nleft, cl, cr = _plan(X, labels, s_lo[loc], s_hi[loc], dsel, mn[loc, dsel],
-                                                         mx[loc, dsel], hl, space.hanc, strict, n_labels)
-                v = np.flatnonzero(valid)
+                out = np.zeros((loc.size, 4), dtype=np.int64)
+                cc = np.zeros((loc.size, 2, n_labels), dtype=np.int64)
+                K["plan"](X, d, s_lo[loc], s_hi[loc], dsel, mn[loc, dsel], mx[loc, dsel], hl, space.hanc, strict,
+                          hist, hist2, cc, out, _workers(s_lo[loc], s_hi[loc], nthreads))
+                v = np.flatnonzero(out[:, 0])
                 org = None if origin is None else origin[keep][v]
-                cuts = CandidateCuts(level, a, splittable[loc[v]], s_lo[loc[v]], s_hi[loc[v]], dsel[v], mval[v],
-                                     tval[v], nleft[v], cl[v], cr[v], X, rows, labels, org)
-                cuts._later = lambda which, report=None, loc=loc[v], a=a: _later(
+                cuts = CandidateCuts(level, a, splittable[loc[v]], s_lo[loc[v]], s_hi[loc[v]], dsel[v], out[v, 1],
+                                     out[v, 2], out[v, 3], cc[v, 0], cc[v, 1], X, rows, labels, org, _kernels=K)
+                cuts._later = lambda which, report=None, loc=loc[v], a=a: later(
                     loc[which], a, which if report is None else report)
                 return cuts
 
-            def _later(loc: np.ndarray, a: int, origin: np.ndarray) -> list[CandidateCuts]:
+            def later(loc: np.ndarray, a: int, origin: np.ndarray, offer=offer) -> list[CandidateCuts]:
                 out = []
                 for b in range(a + 1, d):
                     c = offer(loc, b, origin)
@@ -498,10 +412,9 @@ def mondrian_plan(space: MondrianSpace, X: np.ndarray, labels: np.ndarray, n_lab
                         out.append(c)
                 return out
 
-            undecided = np.ones(splittable.size, dtype=bool)
+            undecided = np.ones(c, dtype=bool)
             for a in range(d):
-                loc = np.flatnonzero(undecided)
-                cuts = offer(loc, a, None)
+                cuts = offer(np.flatnonzero(undecided), a, None)
                 if cuts is None:
                     break
                 if len(cuts):
@@ -512,6 +425,13 @@ def mondrian_plan(space: MondrianSpace, X: np.ndarray, labels: np.ndarray, n_lab
                     undecided[np.searchsorted(splittable, acc)] = False
                 if not undecided.any():
                     break
+            cut = splittable[~undecided]
+            if cut.size:  # cut this batch's nodes now, while their records are in cache
+                D = bufs[(level + 1) % 2]
+                K["apply"](X, X.view(np.uint64), D.view(np.uint64), D, lo[cut], hi[cut], chosen[cut], mv[cut],
+                           tv[cut], nlv[cut], d, min_split, kid_mn[2 * n_cut:], kid_mx[2 * n_cut:],
+                           _workers(lo[cut], hi[cut], nthreads))
+                n_cut += cut.size
         t_lo.append(lo)
         t_hi.append(hi)
         t_par.append(par)
@@ -521,22 +441,54 @@ def mondrian_plan(space: MondrianSpace, X: np.ndarray, labels: np.ndarray, n_lab
         cut = np.flatnonzero(chosen >= 0)
         if cut.size == 0:
             break
-        _apply(X, labels, rows, lo[cut], hi[cut], chosen[cut], mv[cut], tv[cut])
         mid = lo[cut] + nlv[cut]
         lo = np.stack([lo[cut], mid], axis=1).ravel()
         hi = np.stack([mid, hi[cut]], axis=1).ravel()
         par = np.repeat(ids[cut], 2)
+        node_mn, node_mx = kid_mn[:2 * n_cut], kid_mx[:2 * n_cut]
         level += 1
+    del X, rows, labels, hist, hist2, stamp, node_mn, node_mx, kid_mn, kid_mx
     T = {"lo": np.concatenate(t_lo), "hi": np.concatenate(t_hi), "parent": np.concatenate(t_par),
          "dim": np.concatenate(t_dim), "value": np.concatenate(t_val), "ties": np.concatenate(t_tie)}
+    node_level = np.repeat(np.arange(len(t_lo)), [x.size for x in t_lo])
     leaf = np.flatnonzero(T["dim"] < 0)
     leaf = leaf[np.argsort(T["lo"][leaf], kind="stable")]
     tree_group = np.full(T["lo"].size, -1, dtype=np.int64)
     tree_group[leaf] = np.arange(leaf.size)
-    sizes = T["hi"][leaf] - T["lo"][leaf]
-    start = np.cumsum(sizes) - sizes
-    pos = np.repeat(T["lo"][leaf] - start, sizes) + np.arange(int(sizes.sum()))
+    # the row order and every row's group, from the ids in the buffers the leaves were left in
+    V0, vcol = MondrianSpace.record_ids(bufs[0])
+    V1, _ = MondrianSpace.record_ids(bufs[1])
+    order = np.full(n, -1, dtype=np.int32 if n < 1 << 31 else np.int64)
+    K["leaf_order"](V0, V1, vcol, T["lo"][leaf], T["hi"][leaf], node_level[leaf] % 2, order)
+    del V0, V1, bufs
     group = np.full(n, -1, dtype=np.int64)
-    group[rows[pos]] = np.repeat(np.arange(leaf.size, dtype=np.int64), sizes)
-    return MondrianTree(T["lo"], T["hi"], T["parent"], T["dim"], T["value"], T["ties"], rows, group,
+    K["label_leaves"](order, T["lo"][leaf], T["hi"][leaf], group)
+    return MondrianTree(T["lo"], T["hi"], T["parent"], T["dim"], T["value"], T["ties"], order, group,
                         int(leaf.size), tree_group)
+
+
+def _workers(lo: np.ndarray, hi: np.ndarray, nthreads: int) -> np.ndarray:
+    """``bounds`` for the kernels: the nodes ``[lo, hi)`` in ``nthreads`` consecutive runs of
+    about equal rows (one run below ``_PARALLEL_ROWS`` rows)."""
+    if nthreads <= 1 or lo.size < 2:
+        return np.array([0, lo.size], dtype=np.int64)
+    ends = np.cumsum(hi - lo)
+    if int(ends[-1]) < _PARALLEL_ROWS:
+        return np.array([0, lo.size], dtype=np.int64)
+    cuts = np.searchsorted(ends, ends[-1] * np.arange(1, nthreads) / nthreads, "left") + 1
+    return np.concatenate([[0], np.minimum(cuts, lo.size), [lo.size]]).astype(np.int64)
+
+
+def _batches(lo: np.ndarray, hi: np.ndarray, nodes: np.ndarray):
+    """Consecutive runs of ``nodes`` of at most ``_BATCH_ROWS`` rows (or one node) and at
+    most ``_BATCH_NODES`` nodes."""
+    if nodes.size == 0:
+        return
+    ends = np.cumsum(hi[nodes] - lo[nodes])
+    a = 0
+    while a < nodes.size:
+        base = int(ends[a - 1]) if a else 0
+        b = max(a + 1, int(np.searchsorted(ends, base + _BATCH_ROWS, "right")))
+        b = min(b, a + _BATCH_NODES, nodes.size)
+        yield nodes[a:b]
+        a = b

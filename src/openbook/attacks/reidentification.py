@@ -45,7 +45,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special, stats
+
+# scipy is imported by the estimators that use it (scipy.stats alone costs ~0.5 s of start-up)
 
 #: the default threshold of "records at risk"
 DEFAULT_THRESHOLD = 0.2
@@ -109,6 +110,8 @@ def zayatz(sizes: np.ndarray, counts: np.ndarray, n: int, N: float) -> float | N
     c1 = float(counts[sizes == 1].sum())
     if c1 == 0:
         return 0.0
+    from scipy import stats
+
     K = float(counts.sum())
     Ni = int(round(N))
     h = stats.hypergeom(Ni, sizes, n).pmf(1)  # P(one of the i members is drawn)
@@ -122,6 +125,8 @@ def zayatz(sizes: np.ndarray, counts: np.ndarray, n: int, N: float) -> float | N
 
 def pitman_loglik(theta: float, alpha: float, sizes: np.ndarray, counts: np.ndarray, n: int) -> float:
     """Log-likelihood of the Pitman sampling formula for a sample's ``c_i`` (up to a constant)."""
+    from scipy import special
+
     K = int(counts.sum())
     lt = (K - 1) * math.log(alpha) + special.gammaln(theta / alpha + K) - special.gammaln(theta / alpha + 1)
     ln = special.gammaln(theta + n) - special.gammaln(theta + 1)
@@ -131,6 +136,8 @@ def pitman_loglik(theta: float, alpha: float, sizes: np.ndarray, counts: np.ndar
 
 def pitman(sizes: np.ndarray, counts: np.ndarray, n: int, N: float) -> tuple[float | None, dict[str, Any]]:
     """Population uniques by the Pitman model (Hoshino 2001): ``(estimate, fit)``."""
+    from scipy import optimize, special
+
     if not (sizes == 1).any():
         return 0.0, {}
     K = int(counts.sum())
@@ -192,6 +199,8 @@ def snb_expected(K: float, f: float, a: float, b: float) -> tuple[float, float]:
 
 def snb(sizes: np.ndarray, counts: np.ndarray, n: int, N: float) -> tuple[float | None, dict[str, Any]]:
     """Population uniques by the shifted negative binomial model (module docstring)."""
+    from scipy import optimize
+
     c1 = float(counts[sizes == 1].sum())
     if c1 == 0:
         return 0.0, {}

@@ -3,12 +3,15 @@
 One module per command, each with ``add_parser(subparsers)`` and its ``cmd_*`` function;
 options shared by several commands are defined once in :mod:`._common`. Bad input gets one
 line on stderr and exit code 2, never a traceback and never a partial output file
-(DESIGN.md). Heavy modules are imported inside the commands, so ``--help`` starts at once.
+(DESIGN.md). Heavy modules are imported inside the commands, and a command line naming a
+command builds only that command's parser (``openbook --help`` builds them all), so a short
+command such as ``openbook check --dataset adult`` starts at once (``bench/bench_startup.py``).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import warnings
@@ -16,34 +19,25 @@ from typing import Sequence
 
 from .. import __version__
 from ..errors import OpenbookError, PrivacyLeakWarning
-from . import (
-    anonymize,
-    audit,
-    certify,
-    check,
-    datasets,
-    demo,
-    experiment,
-    registry,
-    report,
-)
 from ._common import Parser
 
-#: the commands, in the order ``--help`` lists them
-COMMANDS = (datasets, check, anonymize, certify, audit, registry, report, experiment, demo)
+#: the commands, in the order ``--help`` lists them (each the module ``openbook.cli.<name>``)
+COMMANDS = ("datasets", "check", "anonymize", "certify", "audit", "registry", "report", "experiment", "demo")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``openbook`` parser: every command, or only the command ``only``."""
     p = Parser(prog="openbook", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"openbook {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for command in COMMANDS:
-        command.add_parser(sub)
+    for name in COMMANDS if only is None else (only,):
+        importlib.import_module(f"{__name__}.{name}").add_parser(sub)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help / --version (0) or a usage error (2, one line printed)

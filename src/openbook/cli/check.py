@@ -1,4 +1,12 @@
-"""``openbook check``: the levels (k, ℓ variants, α, t) a raw table or a saved release satisfies."""
+"""``openbook check``: the levels (k, ℓ variants, α, t) a raw table or a saved release satisfies.
+
+A raw table is reduced to its frequency table (:mod:`openbook.data.frequency`: the distinct QI
+tuples and the SA counts of each) and the levels and the re-identification risk are computed
+from it. With ``--batch-rows N`` — or for a CSV/Parquet file of ``AUTO_BATCH_BYTES`` or more —
+the file is read in Arrow batches and only the distinct (QI, SA) tuples are kept, so a file
+larger than memory is checked in memory bounded by its distinct tuples; the figures are the
+same as for the table read whole.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +17,7 @@ from typing import Any
 
 from ._common import (
     POSITIVE,
+    POSITIVE_INT,
     config_from_args,
     emit,
     identity_options,
@@ -39,30 +48,124 @@ def _is_release(path: str) -> bool:
     return sidecar_path(p).is_file() or is_release_database(p)
 
 
+#: a CSV or Parquet input at least this large is checked in batches even without --batch-rows
+AUTO_BATCH_BYTES = 1 << 30
+
+
 def check_levels(args: argparse.Namespace) -> dict[str, Any]:
-    from ..attacks.reidentification import reidentification_risk
-    from ..data.grouping import group_ids
     from ..models.levels import compute_levels
-    from ..pipeline import load_input
 
     t0 = time.perf_counter()
     if args.input and _is_release(args.input):
+        from ..attacks.reidentification import reidentification_risk
         from ..release import load_release
 
         rel = load_release(args.input)
         counts, domain = rel.sa_counts()
         what = {"kind": f"{rel.kind} release", "source": args.input, "declared_model": rel.meta.get("model")}
-        subject: Any = rel
+
+        def identity_of() -> dict[str, Any]:
+            return reidentification_risk(rel, population_size=args.population_size,
+                                         sampling_fraction=args.sampling_fraction,
+                                         threshold=args.reid_threshold).summary()
     else:
-        table = load_input(config_from_args(args))
-        cls, n = group_ids(table.qi_codes)
-        counts, domain = table.group_sa_counts(cls, n), table.sa_domain
-        what = {"kind": "raw table", "source": table.source, "qi": table.qi_names, "sa": table.sa_name}
-        subject = table
+        freq = _frequency_table(args)
+        counts, domain = freq.sa_counts, freq.sa_domain
+        what = {"kind": "raw table", "source": freq.source, "qi": freq.qi_names, "sa": freq.sa_name}
+
+        def identity_of() -> dict[str, Any]:
+            return identity_of_classes(freq.weights, population_size=args.population_size,
+                                       sampling_fraction=args.sampling_fraction, threshold=args.reid_threshold)
     levels = compute_levels(counts, domain, c=args.c)
-    identity = reidentification_risk(subject, population_size=args.population_size,
-                                     sampling_fraction=args.sampling_fraction, threshold=args.reid_threshold)
-    return {**what, "levels": levels, "identity": identity.summary(), "seconds": round(time.perf_counter() - t0, 4)}
+    identity = identity_of()
+    return {**what, "levels": levels, "identity": identity, "seconds": round(time.perf_counter() - t0, 4)}
+
+
+def _frequency_table(args: argparse.Namespace) -> Any:
+    """The raw table's classes and SA counts: built batch by batch from a CSV/Parquet file with
+    ``--batch-rows`` (or a file of at least ``AUTO_BATCH_BYTES``), in memory bounded by the
+    distinct (QI, SA) tuples; else from the table encoded whole. The two are equal."""
+    from ..data.frequency import FrequencyTable, frequency_table
+    from ..data.table import encode
+    from ..pipeline import input_spec
+
+    data, schema, hier, source = input_spec(config_from_args(args))
+    batch_rows = args.batch_rows
+    path = getattr(data, "path", None)
+    if batch_rows is None and path is not None and Path(path).stat().st_size >= AUTO_BATCH_BYTES:
+        batch_rows = 1 << 20
+    if batch_rows is not None:  # (a database's or a DataFrame dataset's rows are in memory already)
+        from ..data.arrow import NeedsPandas
+
+        try:  # with --batch-rows, a file only pandas reads as openbook does is refused, not read whole
+            return frequency_table(data, schema, hier, source=source, batch_rows=batch_rows,
+                                   fallback=args.batch_rows is None or path is None)
+        except NeedsPandas as exc:
+            from ..errors import DataError
+
+            raise DataError(f"{path} cannot be read in batches ({exc}): check it without --batch-rows",
+                            path=path) from None
+    return FrequencyTable.from_table(encode(data, schema, hier, source=source))
+
+
+def identity_of_classes(sizes: Any, *, population_size: float | None, sampling_fraction: float | None,
+                        threshold: float) -> dict[str, Any]:
+    """The re-identification summary of a raw table from its class sizes alone — what
+    :func:`openbook.attacks.reidentification.reidentification_risk` gives for the table's
+    records (every record of a class has the class's risk), without a per-record array."""
+    import numpy as np
+
+    from ..attacks.reidentification import DEFAULT_THRESHOLD, population_uniqueness
+    from ..errors import ParameterError
+
+    threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+    if population_size is not None and sampling_fraction is not None:
+        raise ParameterError("give the population size or the sampling fraction, not both",
+                             parameter="population-size")
+    if not (0 < threshold <= 1):
+        raise ParameterError(f"threshold={threshold} must be in (0, 1]", parameter="reid-threshold", value=threshold)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    n = int(sizes.sum())
+    notes: list[str] = []
+    if sampling_fraction is not None:
+        if not (0 < sampling_fraction <= 1):
+            raise ParameterError(f"sampling fraction {sampling_fraction} must be in (0, 1]",
+                                 parameter="sampling-fraction", value=sampling_fraction)
+        pi = float(sampling_fraction)
+        big_n = n / pi
+    elif population_size is not None:
+        if not population_size >= max(n, 1):
+            raise ParameterError(f"population size {population_size} must be at least the {n} records",
+                                 parameter="population-size", value=population_size)
+        big_n = float(population_size)
+        pi = n / big_n
+    else:
+        big_n, pi = float(n), 1.0
+        notes.append("no population size or sampling fraction given: the data is taken to be the population "
+                     "(journalist risk = prosecutor risk)")
+    f = sizes.astype(np.float64)
+    prosecutor = 1.0 / f
+    big_f = np.maximum(f, f / pi)
+    journalist = 1.0 / big_f
+    uniq = population_uniqueness(sizes, n, big_n) if n and pi < 1.0 else {
+        "population_size": big_n, "dankar": float((sizes == 1).sum() / max(n, 1)),
+        "dankar_model": "the data is the population"}
+    nn = max(n, 1)
+    sample_uniques = int((sizes == 1).sum())
+    return {
+        "records": n, "classes": int(sizes.size),
+        "sample_uniques": sample_uniques, "sample_uniqueness": sample_uniques / nn,
+        "prosecutor": {"highest_risk": float(prosecutor.max(initial=0.0)),
+                       "records_at_risk": int(sizes[prosecutor > threshold].sum()) / n if n else 0.0,
+                       "success_rate": int(sizes.size) / nn},
+        "journalist": {"highest_risk": float(journalist.max(initial=0.0)),
+                       "records_at_risk": int(sizes[journalist > threshold].sum()) / n if n else 0.0,
+                       "success_rate": float((f / big_f).sum() / n) if n else 0.0},
+        "marketer": {"success_rate": float((f / big_f).sum() / n) if n else 0.0},
+        "threshold": float(threshold), "sampling_fraction": pi,
+        "population_size": None if pi == 1.0 and population_size is None else big_n,
+        "population_uniqueness": uniq, "exact_qis_published": True, "notes": notes,
+    }
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -107,5 +210,9 @@ def add_parser(sub: Any) -> None:
     input_options(c)
     c.add_argument("--c", type=POSITIVE, default=2.0, help="c of recursive (c,ℓ)-diversity (default 2)")
     identity_options(c)
+    c.add_argument("--batch-rows", type=POSITIVE_INT, default=None, metavar="N",
+                   help="read a CSV/Parquet input in batches of about N rows and keep only its distinct "
+                        "(QI, SA) tuples: memory bounded by those, not by the rows (the same levels). "
+                        f"Files of {AUTO_BATCH_BYTES >> 30} GiB or more are read in batches of 2^20 rows anyway")
     output_options(c)
     c.set_defaults(func=cmd_check)

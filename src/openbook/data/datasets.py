@@ -6,13 +6,14 @@ runs on: Adult when its files are found, else a synthetic table (no download nee
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import DataError, ParameterError
 from .schema import Schema
 from .table import EncodedTable, encode
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The papers' Adult setup (paper 000 §5, issue text): 7 QIs, SA occupation.
 ADULT_QI = ["age:numeric", "workclass", "education", "marital-status", "race", "sex", "native-country"]
@@ -28,21 +29,36 @@ EDUCATION_BEFORE_SECONDARY = ["Preschool", "1st-4th", "5th-6th", "7th-8th"]
 
 @dataclass
 class Dataset:
+    """A built-in table: its rows (``data``: a pandas DataFrame or an Arrow table), schema,
+    hierarchies. ``frame`` is the rows as a DataFrame (made on first use from Arrow rows)."""
+
     name: str
-    frame: pd.DataFrame
+    data: Any
     schema: Schema
     hierarchies: dict[str, Any] = field(default_factory=dict)
     description: str = ""
 
+    @property
+    def frame(self) -> pd.DataFrame:
+        if hasattr(self.data, "to_pandas") and not hasattr(self.data, "iloc"):
+            self.data = self.data.to_pandas()
+        return self.data
+
+    @property
+    def column_names(self) -> list[str]:
+        from .loaders import column_names
+
+        return column_names(self.data)
+
     def encode(self) -> EncodedTable:
-        return encode(self.frame, self.schema, self.hierarchies, source=self.name)
+        return encode(self.data, self.schema, self.hierarchies, source=self.name)
 
 
 def _adult(variant: str, path: Any = None, **_: Any) -> Dataset:
     from ..hierarchy import adult_hierarchies
-    from .adult import load_adult
+    from .adult import load_adult_arrow
 
-    df = load_adult(variant, path=path)
+    df = load_adult_arrow(variant, path=path)
     schema = Schema.build(qi=ADULT_QI, sa="occupation", sensitive_sets=ADULT_SENSITIVE)
     hier = adult_hierarchies("paper001")
     hier = {k: v for k, v in hier.items() if k in schema.qi_names}

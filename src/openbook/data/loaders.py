@@ -1,5 +1,10 @@
 """Loading source tables: CSV, Parquet, a pandas DataFrame, or SQL.
 
+:func:`read_table` reads a source into a pandas DataFrame — the reference meaning of a table
+file. :func:`read_source` gives CSV and Parquet files as a :class:`~openbook.data.arrow.FileSource`
+instead: read in Arrow record batches and encoded to codes without a DataFrame (and without
+importing pandas), to the same result (:mod:`openbook.data.batch_encoding`).
+
 SQL sources: SQLite files through the standard library (``sqlite:///path.db`` or a
 ``.sqlite``/``.db`` path with ``--table``/``--query``), DuckDB (``duckdb:///path.duckdb``),
 and any other SQLAlchemy URL (``postgresql://…``) for real databases. Every failure to
@@ -10,11 +15,12 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DataError, ParameterError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 CSV_SUFFIXES = {".csv", ".txt", ".data", ".test", ".tsv"}
 PARQUET_SUFFIXES = {".parquet", ".pq"}
@@ -38,16 +44,14 @@ def read_table(
     URL (``sqlite:///…``, ``duckdb:///…``, any SQLAlchemy URL). For databases give
     ``table`` or ``query``.
     """
+    import pandas as pd
+
     if isinstance(source, pd.DataFrame):
         return source.reset_index(drop=True)
     text = str(source)
     if "://" in text:
         return _read_sql_url(text, table=table, query=query)
-    path = Path(text)
-    if not path.exists():
-        raise DataError(f"no such file: {path}", path=path)
-    if path.is_dir():
-        raise DataError(f"{path} is a directory, not a table file", path=path)
+    path = _existing_file(text)
     fmt = (format or _format_of(path)).lower()
     try:
         if fmt == "csv":
@@ -79,8 +83,50 @@ def read_table(
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataError(f"cannot read {path} as {fmt}: {reason}", path=path) from exc
     if fmt == "csv":
-        df = _numeric_where_possible(df)
+        df = numeric_where_possible(df)
     return df.reset_index(drop=True)
+
+
+def read_source(
+    source: Any,
+    *,
+    format: str | None = None,
+    table: str | None = None,
+    query: str | None = None,
+) -> Any:
+    """A source as :func:`openbook.data.table.encode` reads it best: a CSV or Parquet file as
+    a :class:`~openbook.data.arrow.FileSource` (nothing is read yet: the rows come in Arrow
+    batches when the table is encoded), anything else as :func:`read_table`'s DataFrame."""
+    text = str(source)
+    if not isinstance(source, (str, Path)) or "://" in text:
+        return read_table(source, format=format, table=table, query=query)
+    path = _existing_file(text)
+    fmt = (format or _format_of(path)).lower()
+    if fmt not in ("csv", "parquet"):
+        return read_table(source, format=format, table=table, query=query)
+    from .arrow import FileSource, NeedsPandas
+
+    src = FileSource(path, fmt, sep="\t" if fmt == "csv" and path.suffix == ".tsv" else ",")
+    try:
+        src.column_names  # the header (CSV) or schema (Parquet): a file pandas must read says so now
+    except NeedsPandas:
+        return read_table(source, format=format, table=table, query=query)
+    return src
+
+
+def column_names(data: Any) -> list[str]:
+    """The column names of a DataFrame, an Arrow table or a file source."""
+    names = getattr(data, "column_names", None)
+    return list(names) if names is not None else [str(c) for c in data.columns]
+
+
+def _existing_file(text: str) -> Path:
+    path = Path(text)
+    if not path.exists():
+        raise DataError(f"no such file: {path}", path=path)
+    if path.is_dir():
+        raise DataError(f"{path} is a directory, not a table file", path=path)
+    return path
 
 
 def _check_header(path: Path, delim: str) -> None:
@@ -110,10 +156,12 @@ def _format_of(path: Path) -> str:
                     ".duckdb, or --format)", path=path)
 
 
-def _numeric_where_possible(df: pd.DataFrame) -> pd.DataFrame:
+def numeric_where_possible(df: pd.DataFrame) -> pd.DataFrame:
     """CSV columns are read as text (so nothing is silently coerced); columns whose every
     value parses as a number become numeric. Whether a column is *used* as numeric is the
     schema's decision, not this one's."""
+    import pandas as pd
+
     out = {}
     for c in df.columns:
         conv = pd.to_numeric(df[c], errors="coerce")
@@ -133,6 +181,8 @@ def _sql_text(table: str | None, query: str | None) -> str:
 
 
 def _read_sqlite(path: Path, *, table: str | None, query: str | None) -> pd.DataFrame:
+    import pandas as pd
+
     sql = _sql_text(table, query)
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
@@ -158,6 +208,7 @@ def _read_sql_url(url: str, *, table: str | None, query: str | None) -> pd.DataF
             return _read_sqlite(Path(url[len("sqlite:///"):]), table=table, query=query)
         if url.startswith("duckdb:///"):
             return _read_duckdb(Path(url[len("duckdb:///"):]), table=table, query=query)
+        import pandas as pd
         import sqlalchemy
 
         engine = sqlalchemy.create_engine(url)

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
-import pandas as pd
 
-from ..errors import DataError, HierarchyError, SchemaError
+from ..errors import DataError, SchemaError
 from ..models.base import SADomain
 from .schema import Column, Schema
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MISSING_LABEL = "<missing>"
 
@@ -100,27 +102,8 @@ class EncodedTable:
     def sa_domain(self) -> SADomain:
         """What privacy models know of the SA: values, table distribution, sets, numbers."""
         col = self.columns[self.sa_name]
-        sets: dict[str, np.ndarray] = {}
-        lookup = {_key(v): i for i, v in enumerate(col.categories)}
-        for set_name, vals in self.schema.sensitive_sets.items():
-            mask = np.zeros(col.n_values, dtype=bool)
-            for v in vals:
-                i = lookup.get(_key(v))
-                if i is None:
-                    raise SchemaError(
-                        f"sensitive value {v!r} of set {set_name!r} does not occur in column "
-                        f"{self.sa_name!r}",
-                        column=self.sa_name,
-                    )
-                mask[i] = True
-            sets[set_name] = mask
-        return SADomain.from_codes(
-            col.codes,
-            col.categories,
-            numeric=col.numeric,
-            hierarchy=self.hierarchies.get(self.sa_name),
-            sensitive_sets=sets,
-        )
+        counts = np.bincount(np.asarray(col.codes, dtype=np.int64), minlength=col.n_values)
+        return sa_domain_of(col, self.schema, self.hierarchies.get(self.sa_name), counts)
 
     def group_sa_counts(self, group: np.ndarray, n_groups: int) -> np.ndarray:
         """``(n_groups, n_sa)`` int64 matrix of SA counts per group; rows with group < 0
@@ -152,6 +135,8 @@ class EncodedTable:
 
     def to_frame(self) -> pd.DataFrame:
         """The table decoded back to values (QIs, SA, kept columns), index 0..n-1."""
+        import pandas as pd
+
         data = {n: self.decode(n) for n in [*self.qi_names, self.sa_name]}
         df = pd.DataFrame(data)
         if self.kept is not None:
@@ -214,6 +199,61 @@ def sa_counts(group: np.ndarray, sa: np.ndarray, n_groups: int, n_sa: int) -> np
     return flat.reshape(n_groups, n_sa)
 
 
+def sa_domain_of(col: EncodedColumn, schema: Schema, hierarchy: Any, counts: np.ndarray) -> SADomain:
+    """The SA's domain from its column's decode map and its count per code (the sensitive
+    sets resolved to masks over codes; a listed value that does not occur is an error)."""
+    sets: dict[str, np.ndarray] = {}
+    lookup = {_key(v): i for i, v in enumerate(col.categories)}
+    for set_name, vals in schema.sensitive_sets.items():
+        mask = np.zeros(col.n_values, dtype=bool)
+        for v in vals:
+            i = lookup.get(_key(v))
+            if i is None:
+                raise SchemaError(
+                    f"sensitive value {v!r} of set {set_name!r} does not occur in column {col.name!r}",
+                    column=col.name,
+                )
+            mask[i] = True
+        sets[set_name] = mask
+    return SADomain(values=np.asarray(col.categories), global_counts=np.asarray(counts, dtype=np.int64),
+                    numeric=col.numeric, hierarchy=hierarchy, sensitive_sets=sets)
+
+
+def encode(
+    data: Any,
+    schema: Schema,
+    hierarchies: Mapping[str, Any] | None = None,
+    *,
+    source: str | None = None,
+    batch_rows: int | None = None,
+) -> EncodedTable:
+    """Encode a table under a schema: every QI and the SA to ``int32`` codes.
+
+    ``data`` is a pandas DataFrame (:func:`openbook.data.frame_encoding.encode_frame`), a
+    ``pyarrow.Table``, or a file source from :func:`openbook.data.loaders.read_source`
+    (read in record batches of ``batch_rows`` rows: memory for the codes plus one batch). The
+    result is the same whichever form the same table comes in: the same codes, decode maps,
+    row order, missing-value handling and errors (the DataFrame path is the reference). The
+    frame's index is ignored: rows are positions.
+
+    Raises ``SchemaError`` (unknown column, non-numeric value in a numeric QI, missing
+    values under ``missing="error"``), ``HierarchyError`` (a value missing from its
+    column's hierarchy), ``DataError`` (empty table).
+    """
+    if _is_frame(data):
+        from .frame_encoding import encode_frame
+
+        return encode_frame(data, schema, hierarchies, source=source)
+    from .batch_encoding import encode_source
+
+    return encode_source(data, schema, hierarchies, source=source, batch_rows=batch_rows)
+
+
+def _is_frame(data: Any) -> bool:
+    """A pandas DataFrame (checked without importing pandas)."""
+    return any(c.__module__.startswith("pandas") and c.__name__ == "DataFrame" for c in type(data).__mro__)
+
+
 def _key(v: Any) -> Any:
     """Comparable key for a category value (numbers compare as floats, text as stripped str)."""
     if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool):
@@ -221,144 +261,3 @@ def _key(v: Any) -> Any:
     return str(v).strip()
 
 
-# ---------------------------------------------------------------------------------------
-# Encoding a DataFrame
-# ---------------------------------------------------------------------------------------
-def encode(
-    df: pd.DataFrame,
-    schema: Schema,
-    hierarchies: Mapping[str, Any] | None = None,
-    *,
-    source: str | None = None,
-) -> EncodedTable:
-    """Encode a DataFrame under a schema. The frame's index is ignored: rows are positions.
-
-    Raises ``SchemaError`` (unknown column, non-numeric value in a numeric QI, missing
-    values under ``missing="error"``), ``HierarchyError`` (a value missing from its
-    column's hierarchy), ``DataError`` (empty table).
-    """
-    hierarchies = dict(hierarchies or {})
-    schema.check_columns(df.columns)
-    for name in hierarchies:
-        if name not in schema.qi_names and name != schema.sa.name:
-            raise SchemaError(f"a hierarchy is given for column {name!r}, which is neither QI nor SA", column=name)
-    if len(df) == 0:
-        raise DataError(f"the table{' ' + source if source else ''} is empty (0 rows)", path=source)
-    df = df.reset_index(drop=True)
-    used = [*schema.qi_names, schema.sa.name]
-    df = _handle_missing(df, schema, used)
-    if len(df) == 0:
-        raise DataError("the table is empty after dropping rows with missing values", path=source)
-
-    cols: dict[str, EncodedColumn] = {}
-    for col in (*schema.qi, schema.sa):
-        cols[col.name] = _encode_column(df[col.name], col, hierarchies.get(col.name))
-    kept = df[list(schema.keep)].copy() if schema.keep else None
-    dropped = tuple(schema.undeclared(map(str, df.columns)))
-    return EncodedTable(schema, cols, hierarchies, kept, dropped, source)
-
-
-def _is_missing(s: pd.Series, tokens: tuple[str, ...]) -> np.ndarray:
-    miss = s.isna().to_numpy().copy()
-    if tokens and (s.dtype == object or pd.api.types.is_string_dtype(s.dtype)):
-        stripped = s.astype("string").str.strip()
-        miss |= stripped.isin(tokens).fillna(False).to_numpy(dtype=bool)
-    return miss
-
-
-def _handle_missing(df: pd.DataFrame, schema: Schema, used: list[str]) -> pd.DataFrame:
-    masks = {c: _is_missing(df[c], schema.missing_tokens) for c in used}
-    bad = {c: int(m.sum()) for c, m in masks.items() if m.any()}
-    if not bad:
-        return df
-    if schema.missing == "error":
-        col, cnt = next(iter(bad.items()))
-        others = f" (and {len(bad) - 1} more columns)" if len(bad) > 1 else ""
-        raise SchemaError(
-            f"column {col!r} has {cnt} missing value(s){others}; use missing='drop' to drop "
-            "those rows or missing='value' to treat missing as a value",
-            column=col,
-        )
-    if schema.missing == "drop":
-        any_missing = np.logical_or.reduce(list(masks.values()))
-        return df.loc[~any_missing].reset_index(drop=True)
-    # "value": missing becomes a category of its own (impossible in a numeric column)
-    df = df.copy()
-    for c in bad:
-        if schema.column(c).kind == "numeric":
-            raise SchemaError(
-                f"column {c!r} is numeric and has {bad[c]} missing value(s): missing='value' "
-                "needs a categorical column; use missing='drop'",
-                column=c,
-            )
-        s = df[c].astype(object)
-        s[masks[c]] = MISSING_LABEL
-        df[c] = s
-    return df
-
-
-def _encode_column(s: pd.Series, col: Column, hierarchy: Any) -> EncodedColumn:
-    if col.kind == "numeric":
-        values = pd.to_numeric(s, errors="coerce")
-        bad = values.isna().to_numpy() & ~s.isna().to_numpy()
-        if bad.any():
-            pos = int(np.flatnonzero(bad)[0])
-            raise SchemaError(
-                f"non-numeric value {s.iloc[pos]!r} in numeric column {col.name!r} (row {pos}, "
-                f"{int(bad.sum())} such value(s))",
-                column=col.name,
-            )
-        values = values.to_numpy(dtype=np.float64)
-        if hierarchy is not None:
-            cats = np.asarray(hierarchy.leaves)
-            try:
-                leaf_num = cats.astype(np.float64)
-            except (TypeError, ValueError):
-                raise HierarchyError(
-                    f"hierarchy of numeric column {col.name!r} has non-numeric leaves",
-                    column=col.name,
-                ) from None
-            codes = _lookup(values, leaf_num, col.name)
-            return EncodedColumn(col.name, col.kind, codes, cats, leaf_num)
-        inv, uniq = pd.factorize(values, sort=True)  # hash, then sort the few uniques
-        uniq = np.asarray(uniq, dtype=np.float64)
-        cats = uniq.astype(np.int64) if np.all(uniq == np.round(uniq)) else uniq
-        return EncodedColumn(col.name, col.kind, inv.astype(np.int32), cats, uniq.astype(np.float64))
-
-    text = s.astype(str).str.strip() if not pd.api.types.is_numeric_dtype(s.dtype) else s.astype(str)
-    text = text.to_numpy(dtype=object)
-    if hierarchy is not None:
-        cats = np.asarray(hierarchy.leaves)
-        codes = _lookup(text, np.array([str(v).strip() for v in cats], dtype=object), col.name)
-        numeric = np.arange(len(cats), dtype=np.float64) if col.kind == "ordinal" else None
-        return EncodedColumn(col.name, col.kind, codes, cats, numeric)
-    if col.kind == "ordinal" and col.order is not None:
-        order = np.array([str(v).strip() for v in col.order], dtype=object)
-        codes = _lookup(text, order, col.name, what="the declared order")
-        return EncodedColumn(col.name, col.kind, codes, np.asarray(col.order, dtype=object),
-                             np.arange(len(order), dtype=np.float64))
-    inv, uniq = pd.factorize(text, sort=True)
-    uniq = np.asarray(uniq, dtype=object)
-    numeric = np.arange(len(uniq), dtype=np.float64) if col.kind == "ordinal" else None
-    return EncodedColumn(col.name, col.kind, inv.astype(np.int32), uniq.astype(object), numeric)
-
-
-def _lookup(values: np.ndarray, categories: np.ndarray, column: str, what: str = "its hierarchy") -> np.ndarray:
-    """Codes of ``values`` in ``categories``; a value not found raises naming it and the column."""
-    index = pd.Index(categories)
-    if not index.is_unique:
-        raise HierarchyError(f"{what} of column {column!r} lists a value twice", column=column)
-    codes = index.get_indexer(values)
-    if (codes < 0).any():
-        pos = np.flatnonzero(codes < 0)
-        value = values[pos[0]]
-        if isinstance(value, float) and value == int(value):
-            value = int(value)
-        err = HierarchyError if what == "its hierarchy" else SchemaError
-        raise err(
-            f"value {value!r} of column {column!r} is missing from {what} "
-            f"({len(pos)} row(s) affected)",
-            column=column,
-            **({"value": value} if err is HierarchyError else {}),
-        )
-    return codes.astype(np.int32)

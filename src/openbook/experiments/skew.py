@@ -48,6 +48,13 @@ def _adult_counts() -> np.ndarray:
     return sa.value_counts().to_numpy(dtype=np.int64)
 
 
+def _protocol(seed: int, quick: bool) -> tuple[np.random.Generator, np.ndarray, int, int]:
+    """Figs. 6–7's setup: the seeded stream, Adult's occupation counts, the number of samples
+    and of R-sup instances per sample (100 and 100 in §6.1; 20 and 20 quick)."""
+    n = 20 if quick else 100
+    return np.random.default_rng(seed), _adult_counts(), n, n
+
+
 def _samples(counts: np.ndarray, p: float, n_samples: int, rng: np.random.Generator) -> np.ndarray:
     size = int(round(p * counts.sum()))
     return rng.multivariate_hypergeometric(counts, size, size=n_samples).astype(np.int64)
@@ -130,10 +137,8 @@ def fig5(quick: bool = False, seed: int = 0) -> ExperimentResult:
 
 @experiment("skew-fig6", paper="004", description="suppression rate vs sample size p at ℓ = 6 (Fig. 6)")
 def fig6(quick: bool = False, seed: int = 0) -> ExperimentResult:
-    rng = np.random.default_rng(seed)
-    counts = _adult_counts()
+    rng, counts, n_samples, runs = _protocol(seed, quick)
     l = 6
-    n_samples, runs = (20, 20) if quick else (100, 100)
     rows = []
     for p in P_QUICK if quick else P_FULL:
         samples = _samples(counts, p, n_samples, rng)
@@ -148,10 +153,8 @@ def fig6(quick: bool = False, seed: int = 0) -> ExperimentResult:
 
 @experiment("skew-fig7", paper="004", description="suppression rate vs ℓ at p = 0.5 % (Fig. 7)")
 def fig7(quick: bool = False, seed: int = 0) -> ExperimentResult:
-    rng = np.random.default_rng(seed)
-    counts = _adult_counts()
+    rng, counts, n_samples, runs = _protocol(seed, quick)
     p = 0.005
-    n_samples, runs = (20, 20) if quick else (100, 100)
     samples = _samples(counts, p, n_samples, rng)
     rows = [{"l": l, **_averaged(samples, l, runs, rng)} for l in ([4, 6] if quick else range(2, 11))]
     df = pd.DataFrame(rows)[["l", *METHODS, "violating"]]

@@ -107,15 +107,23 @@ def _sweep(quick: bool, seed: int, *, kind: str, points: list[dict[str, Any]],
     return pd.DataFrame(rows)
 
 
+def _save(path: Path, n_panels: int, figsize: tuple[float, float], title: str, draw) -> None:
+    """One row of ``n_panels`` axes, drawn by ``draw(axes)``, titled and saved to ``path``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, n_panels, figsize=figsize)
+    draw(np.atleast_1d(axes))
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
 def _plot(df: pd.DataFrame, x: str, panels: list[tuple[str, str]], title: str, group: str = "k"):
-    def plot(path: Path) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6))
-        axes = np.atleast_1d(axes)
+    def draw(axes) -> None:
         for ax, (col, label) in zip(axes, panels):
             for (method, g), sub in df.groupby(["method", group]):
                 sub = sub.sort_values(x)
@@ -124,12 +132,8 @@ def _plot(df: pd.DataFrame, x: str, panels: list[tuple[str, str]], title: str, g
             ax.set_xlabel(x)
             ax.set_title(label)
         axes[0].legend(fontsize=7)
-        fig.suptitle(title)
-        fig.tight_layout()
-        fig.savefig(path, dpi=90)
-        plt.close(fig)
 
-    return plot
+    return lambda path: _save(path, len(panels), (4.2 * len(panels), 3.6), title, draw)
 
 
 SINGLE_PANELS = [("seconds", "(a) execution time (s)"), ("are", "(b) average relative error"),
@@ -168,25 +172,17 @@ def fig5(quick: bool = False, seed: int = 0) -> ExperimentResult:
     df = _sweep(quick, seed, kind="bucketized", points=pts, query_points=[("", None, 0.05)])
     df["sweep"] = [p["sweep"] for p in pts for _ in METHODS]
 
-    def plot(path: Path) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    def draw(axes) -> None:
         for ax, x in zip(axes, ["m", "k"]):
             for method, sub in df[df["sweep"] == x].groupby("method"):
                 ax.plot(sub[x], sub["are"], marker="o", label=method)
             ax.set_xlabel(x)
             ax.set_ylabel("average relative error")
             ax.legend(fontsize=8)
-        fig.suptitle("paper 001 Fig. 5: two tables, ARE vs m (k=10) and vs k (m=2)")
-        fig.tight_layout()
-        fig.savefig(path, dpi=90)
-        plt.close(fig)
 
-    return ExperimentResult({"main": df}, plot, notes={"runs_per_point": 1})
+    title = "paper 001 Fig. 5: two tables, ARE vs m (k=10) and vs k (m=2)"
+    return ExperimentResult({"main": df}, lambda path: _save(path, 2, (9, 3.6), title, draw),
+                            notes={"runs_per_point": 1})
 
 
 @experiment("wong2007-fig6", paper="001 §7.2 Fig. 6",
@@ -205,13 +201,7 @@ def fig6(quick: bool = False, seed: int = 0) -> ExperimentResult:
                          "excluded_zero": r[f"excluded_zero{suffix}"]})
     out = pd.DataFrame(long)
 
-    def plot(path: Path) -> None:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
+    def draw(axes) -> None:
         for ax, x in zip(axes, ["qd", "s"]):
             for (method, k), sub in out[out["sweep"] == x].groupby(["method", "k"]):
                 ax.plot(sub[x], sub["are"], marker="o", linestyle="-" if method == "m-conf" else "--",
@@ -219,9 +209,7 @@ def fig6(quick: bool = False, seed: int = 0) -> ExperimentResult:
             ax.set_xlabel(x)
             ax.set_ylabel("average relative error")
             ax.legend(fontsize=7)
-        fig.suptitle("paper 001 Fig. 6: two tables, m = 2")
-        fig.tight_layout()
-        fig.savefig(path, dpi=90)
-        plt.close(fig)
 
-    return ExperimentResult({"main": out, "releases": df}, plot, notes={"runs_per_point": 1})
+    title = "paper 001 Fig. 6: two tables, m = 2"
+    return ExperimentResult({"main": out, "releases": df}, lambda path: _save(path, 2, (9, 3.6), title, draw),
+                            notes={"runs_per_point": 1})

@@ -6,7 +6,7 @@ ARX hierarchies have uniform depth (every row has the same number of fields) and
 :func:`read_arx_csv` builds them with :func:`openbook.hierarchy.builders.from_levels`, so a
 label kept unchanged on consecutive levels (``Private;Private;*``) is a unary node.
 :func:`write_arx_csv` writes atomically (temporary file in the same directory, then
-``os.replace``), so a failed write never leaves a partial file (DESIGN.md, "Nothing is lost").
+``os.replace``), so a failed write never leaves a partial file (``docs/design.md``, "Nothing lost, nothing leaked").
 """
 
 from __future__ import annotations

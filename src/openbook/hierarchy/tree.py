@@ -41,7 +41,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from openbook.errors import HierarchyError, ParameterError
 from openbook.hierarchy._graph import as_python, build_graph, context_of
@@ -141,15 +140,7 @@ class Hierarchy:
                 f"{context_of(self.column)}: {what} must be integer leaf codes, got dtype {arr.dtype}",
                 parameter=what,
             )
-        if arr.size:
-            lo, hi = arr.min(), arr.max()
-            if lo < 0 or hi >= self.n_leaves:
-                bad = as_python(lo if lo < 0 else hi)
-                raise HierarchyError(
-                    f"{context_of(self.column)}: code {bad} is not a leaf code 0..{self.n_leaves - 1}",
-                    column=self.column,
-                    value=bad,
-                )
+        self._in_range(arr, self.n_leaves, "code {} is not a leaf code")
         return arr
 
     def _nodes(self, nodes: Any) -> np.ndarray:
@@ -159,16 +150,22 @@ class Hierarchy:
                 f"{context_of(self.column)}: nodes must be integer node ids, got dtype {arr.dtype}",
                 parameter="nodes",
             )
+        self._in_range(arr, self.n_nodes, "{} is not a node id")
+        return arr.astype(np.int64, copy=False)
+
+    def _in_range(self, arr: np.ndarray, bound: int, what: str) -> None:
+        """Raise :class:`HierarchyError` when the integer array ``arr`` leaves ``0..bound-1``,
+        naming its smallest entry if negative, else its largest (``what``: the message, ``{}``
+        for that entry)."""
         if arr.size:
             lo, hi = arr.min(), arr.max()
-            if lo < 0 or hi >= self.n_nodes:
+            if lo < 0 or hi >= bound:
                 bad = as_python(lo if lo < 0 else hi)
                 raise HierarchyError(
-                    f"{context_of(self.column)}: {bad} is not a node id 0..{self.n_nodes - 1}",
+                    f"{context_of(self.column)}: {what.format(bad)} 0..{bound - 1}",
                     column=self.column,
                     value=bad,
                 )
-        return arr.astype(np.int64, copy=False)
 
     # ---- structure ---------------------------------------------------------------------------
     def parents_of(self, node: int) -> np.ndarray:
@@ -191,6 +188,8 @@ class Hierarchy:
 
         Raises :class:`HierarchyError` naming the first value that is not a leaf.
         """
+        import pandas as pd  # imported on use: loading hierarchies must not load pandas
+
         vals = np.asarray(values, dtype=object if self.leaves.dtype == object else None)
         codes = pd.Index(self.leaves).get_indexer(vals.ravel())
         if (codes < 0).any():
@@ -213,6 +212,8 @@ class Hierarchy:
     def nodes_of(self, labels: Any) -> np.ndarray:
         """Node ids of labels; a label carried by several nodes (an unchanged ARX level) maps to
         the node of smallest coverage, deepest first. Raises HierarchyError on an unknown label."""
+        import pandas as pd
+
         if not hasattr(self, "_label_index"):
             # a label's first occurrence in priority order is its lowest node
             lab = self.labels[self._rank_order]

@@ -1,6 +1,6 @@
 """Privacy models: predicates over per-group SA counts, vectorised over groups.
 
-One module per concept (DESIGN.md, "Suggested package layout"):
+One module per concept (``docs/models.md``):
 
 * ``k_anonymity``: :class:`KAnonymity` (``k-anonymity``)
 * ``l_diversity``: :class:`DistinctLDiversity` (``distinct-l-diversity``),
@@ -14,6 +14,9 @@ One module per concept (DESIGN.md, "Suggested package layout"):
 * ``composite``: :class:`AllOf` (``all-of``, a conjunction)
 * ``registry``: :data:`MODELS` (name -> class), :func:`make_model` (dict / CLI string specs)
 * ``levels``: :func:`compute_levels` (every level at once, for ``openbook check``)
+* ``promise``: :func:`~openbook.models.promise.promised_l` (the ℓ a model promises, the
+  certificate's posterior target), ``size_floor``
+* ``_checks``: exact ratio comparisons and the checks the models share
 """
 
 from .alpha_k import AlphaKAnonymity, SimpleLDiversity

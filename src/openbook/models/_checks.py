@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import InfeasibleError, ParameterError
 from ..params import check_choice, check_int, check_real  # noqa: F401  (the models' checks)
 
 #: Float tolerance of the comparisons that cannot be made exactly (entropy, EMD).
@@ -101,6 +101,34 @@ def as_counts(counts: Any, domain: Any = None) -> np.ndarray:
     if arr.size and arr.min() < 0:
         raise ParameterError("counts must be non-negative", parameter="counts")
     return arr
+
+
+def sizes_and_top(counts: Any, domain: Any, top: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per group of ``counts`` (checked by :func:`as_counts`): its size and the count a
+    frequency bound applies to — the largest SA count ``F1`` by default, else ``top(c)`` of
+    the checked matrix ``c`` (a sensitive set's count, :mod:`openbook.models.alpha_k`)."""
+    c = as_counts(counts, domain)
+    return c.sum(axis=1), (c.max(axis=1, initial=0) if top is None else top(c))
+
+
+def ratio_or(num: np.ndarray, den: np.ndarray, empty: float) -> np.ndarray:
+    """``num / den`` per group as float64, ``empty`` where ``den`` is 0 (a group's level)."""
+    out = np.full(len(num), empty, dtype=np.float64)
+    np.divide(num.astype(np.float64), den.astype(np.float64), out=out, where=den > 0)
+    return out
+
+
+def check_group_size(model: Any, k: int, domain: Any, goal: str) -> int:
+    """The table's row count; raises :class:`InfeasibleError` when the table is empty or has
+    fewer rows than the minimum group size ``k`` (then no partition can be ``goal``)."""
+    n = domain.n_rows
+    if n == 0:
+        raise InfeasibleError("the table is empty", model=model)
+    if k > n:
+        raise InfeasibleError(
+            f"k={k} is larger than the table ({n} rows): no partition can be {goal}", model=model
+        )
+    return n
 
 
 def fmt_value(value: Any) -> str:

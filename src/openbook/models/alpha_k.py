@@ -50,12 +50,14 @@ import numpy as np
 from ..errors import InfeasibleError, ParameterError
 from ._checks import (
     Ratio,
-    as_counts,
     check_choice,
+    check_group_size,
     check_int,
     check_real,
     fmt_num,
     fmt_value,
+    ratio_or,
+    sizes_and_top,
 )
 from .base import PrivacyModel, SADomain
 from .eligibility import REMEDY
@@ -143,18 +145,17 @@ class AlphaKAnonymity(PrivacyModel):
                 value=set_mode,
             )
 
+    def _sizes_and_top(self, counts: np.ndarray, domain: SADomain) -> tuple[np.ndarray, np.ndarray]:
+        return sizes_and_top(
+            counts, domain, lambda c: sensitive_counts(c, domain, self.sensitive_set, self.set_mode)
+        )
+
     def group_levels(self, counts: np.ndarray, domain: SADomain) -> np.ndarray:
-        c = as_counts(counts, domain)
-        top = sensitive_counts(c, domain, self.sensitive_set, self.set_mode).astype(np.float64)
-        n = c.sum(axis=1).astype(np.float64)
-        out = np.ones(len(c))
-        np.divide(top, n, out=out, where=n > 0)
-        return out
+        n, top = self._sizes_and_top(counts, domain)
+        return ratio_or(top, n, empty=1.0)
 
     def holds(self, counts: np.ndarray, domain: SADomain) -> np.ndarray:
-        c = as_counts(counts, domain)
-        n = c.sum(axis=1)
-        top = sensitive_counts(c, domain, self.sensitive_set, self.set_mode)
+        n, top = self._sizes_and_top(counts, domain)
         return self._ratio.le(top, n) & (n >= self.k)
 
     # -- feasibility ---------------------------------------------------------------------
@@ -162,15 +163,7 @@ class AlphaKAnonymity(PrivacyModel):
         return f"alpha={fmt_num(self.alpha)}"
 
     def validate(self, domain: SADomain) -> None:
-        n = domain.n_rows
-        if n == 0:
-            raise InfeasibleError("the table is empty", model=self)
-        if self.k > n:
-            raise InfeasibleError(
-                f"k={self.k} is larger than the table ({n} rows): no partition can be "
-                f"{self.describe()}",
-                model=self,
-            )
+        n = check_group_size(self, self.k, domain, self.describe())
         g = np.asarray(domain.global_counts, dtype=np.int64)
         allowed = self._ratio.floor_times(n)
         mask = domain.sensitive_mask(self.sensitive_set)

@@ -5,7 +5,7 @@ A model answers, for a matrix ``counts`` of per-group sensitive-attribute (SA) c
 level each group achieves (``group_levels``). Group sizes are ``counts.sum(axis=1)``, so
 k-anonymity fits the same interface. Everything is vectorised over groups, so every
 algorithm can use every model and every check is a handful of numpy reductions
-(DESIGN.md, "One predicate interface").
+(``docs/design.md``, "One predicate interface"; ``docs/models.md``).
 
 What a model needs to know about the SA beyond the counts (its values, the whole table's
 distribution for t-closeness, numeric values for ordered distance and (k,e)-anonymity, a

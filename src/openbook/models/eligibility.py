@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import InfeasibleError
-from ._checks import Ratio, as_counts, check_real, fmt_num, fmt_value
+from ._checks import Ratio, check_real, fmt_num, fmt_value, ratio_or, sizes_and_top
 from .base import PrivacyModel, SADomain
 
 #: The CLI option naming the remedy, quoted in every ℓ-ineligibility message.
@@ -170,17 +170,11 @@ class LEligibility(PrivacyModel):
         self._ratio = Ratio(self.l)
 
     def group_levels(self, counts: np.ndarray, domain: SADomain) -> np.ndarray:
-        c = as_counts(counts, domain)
-        n = c.sum(axis=1).astype(np.float64)
-        top = c.max(axis=1, initial=0).astype(np.float64)
-        out = np.zeros(len(c))
-        np.divide(n, top, out=out, where=top > 0)
-        return out
+        n, top = sizes_and_top(counts, domain)
+        return ratio_or(n, top, empty=0.0)
 
     def holds(self, counts: np.ndarray, domain: SADomain) -> np.ndarray:
-        c = as_counts(counts, domain)
-        n = c.sum(axis=1)
-        top = c.max(axis=1, initial=0)
+        n, top = sizes_and_top(counts, domain)
         # F1 * l <= n  <=>  F1 <= n / l
         return self._ratio.times_le(top, n) & (n > 0)
 

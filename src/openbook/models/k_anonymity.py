@@ -16,8 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import InfeasibleError
-from ._checks import as_counts, check_int
+from ._checks import as_counts, check_group_size, check_int
 from .base import PrivacyModel, SADomain
 
 
@@ -52,15 +51,7 @@ class KAnonymity(PrivacyModel):
         return as_counts(counts, domain).sum(axis=1) >= self.k
 
     def validate(self, domain: SADomain) -> None:
-        n = domain.n_rows
-        if n == 0:
-            raise InfeasibleError("the table is empty", model=self)
-        if self.k > n:
-            raise InfeasibleError(
-                f"k={self.k} is larger than the table ({n} rows): no partition can be "
-                f"{self.k}-anonymous",
-                model=self,
-            )
+        check_group_size(self, self.k, domain, f"{self.k}-anonymous")
 
     def params(self) -> dict[str, Any]:
         return {"k": self.k}

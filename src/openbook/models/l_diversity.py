@@ -9,8 +9,9 @@ value at most a 1/ℓ fraction, is (α,k)-anonymity with α = 1/ℓ and lives in
 :mod:`openbook.models.alpha_k`.
 
 Feasibility (``validate``). All three models are monotonic (Machanavajjhala et al.):
-merging two groups that satisfy one gives a group that does — for entropy by concavity;
-the contract tests check it on random merges. So a table admits a satisfying partition iff
+merging two groups that satisfy one gives a group that does — for entropy by concavity
+(proofs: ``docs/algorithms.md``; ``tests/unit/models/test_models_monotonic_exhaustive.py``
+checks every pair of small groups). So a table admits a satisfying partition iff
 the whole table, as one group, satisfies the model; that is what ``validate`` checks, after
 the quick test "ℓ larger than the number of distinct SA values in the table".
 ℓ-eligibility (paper 004) is **not** necessary for any of them (see

@@ -15,13 +15,16 @@ from typing import Any
 import numpy as np
 
 from .engine import Unit, UnitResult, classes, holds
-from .kernels import batch_posteriors, batch_sides, binary_chain_sample, unit_tables_nb
+from .kernels import batch_posteriors, batch_sides, unit_tables_nb
+from .sis import binary_chain_sis
 
 #: a unit joins a batch with at most this many tables and cells
 BATCH_TABLES = 4096
 BATCH_CELLS = 64
 #: table entries (tables × cells × classes) per batch
 _BATCH_ENTRIES = 5_000_000
+#: largest tabulated proposal of one GG/RGG group (:mod:`.sis`; 8 bytes each)
+_SIS_TABLE = 8_000_000
 
 
 def batchable(unit: Unit) -> bool:
@@ -117,8 +120,9 @@ def chain_batchable(unit: Unit) -> bool:
 def sample_chains(units: list[Unit], target_masks: np.ndarray, worlds: int, seeds: list[int]) -> list[UnitResult]:
     """Sampled results of one-group GG/RGG units (:func:`chain_batchable`), all at once: the
     model is called once for every prefix count a world can reach, then numba draws every
-    unit's worlds bucket by bucket and weighs and averages them — the estimates of
-    :func:`.engine.solve_unit`'s sampler, with standard errors."""
+    unit's worlds bucket by bucket, each bucket from its hypergeometric tilted by the
+    chain's factor (sequential importance sampling, :mod:`.sis`), and averages them with
+    their importance weights — self-normalised estimates with standard errors."""
     if not units:
         return []
     n_sa = units[0].leaf_counts.shape[1]
@@ -130,27 +134,33 @@ def sample_chains(units: list[Unit], target_masks: np.ndarray, worlds: int, seed
     sizes = np.concatenate([u.cell_size for u in units]).astype(np.int64)
     cell_ptr = np.concatenate([[0], np.cumsum([u.n_cells for u in units])]).astype(np.int64)
     # every prefix (unit, bucket j, x values of the set) a world can reach: one model call
+    # (the model sees a prefix's count of the value and its size: each distinct pair once)
     n_h = np.array([u.n_cells * (k + 1) for u, k in zip(units, k1)], dtype=np.int64)
     h_ptr = np.concatenate([[0], np.cumsum(n_h)]).astype(np.int64)
-    vec = np.zeros((int(h_ptr[-1]), n_sa), dtype=np.int64)
+    xs = np.empty(int(h_ptr[-1]), dtype=np.int64)
+    rows = np.empty(int(h_ptr[-1]), dtype=np.int64)
     tms = np.zeros((len(units), 2, target_masks.shape[0]))
     for i, u in enumerate(units):
         pref = np.cumsum(u.cell_size)
         x = np.arange(k1[i] + 1)
-        vec[h_ptr[i]:h_ptr[i + 1], sv] = np.tile(x, u.n_cells)
-        vec[h_ptr[i]:h_ptr[i + 1], other] = np.repeat(pref, x.size) - np.tile(x, u.n_cells)
+        xs[h_ptr[i]:h_ptr[i + 1]] = np.tile(x, u.n_cells)
+        rows[h_ptr[i]:h_ptr[i + 1]] = np.repeat(pref, x.size)
         lc = u.leaf_counts[0]
         ov = np.flatnonzero(~u.set_mask)
         tms[i, 0] = tmf[sv]
         tms[i, 1] = (lc[ov] / max(lc[ov].sum(), 1)) @ tmf[ov]
     model, domain = units[0].chain_params[0], units[0].chain_params[1]
-    feasible = vec[:, other] >= 0
-    H = np.zeros(vec.shape[0], dtype=np.bool_)
-    H[feasible] = holds(model, domain, vec[feasible])
+    feasible = np.flatnonzero(rows >= xs)
+    pairs, inv = np.unique(rows[feasible] * (int(xs.max(initial=0)) + 1) + xs[feasible], return_inverse=True)
+    vec = np.zeros((pairs.size, n_sa), dtype=np.int64)
+    vec[:, sv] = pairs % (int(xs.max(initial=0)) + 1)
+    vec[:, other] = pairs // (int(xs.max(initial=0)) + 1) - vec[:, sv]
+    H = np.zeros(xs.size, dtype=np.bool_)
+    H[feasible] = np.asarray(holds(model, domain, vec), dtype=bool)[inv.ravel()] if pairs.size else False
     p = np.array([u.chain_params[2] for u in units], dtype=np.float64)
     stop = np.array([u.chain_params[3] for u in units], dtype=np.float64)
-    post, se, ess = binary_chain_sample(k1, k0, sizes, cell_ptr, H, h_ptr, p, stop, tms,
-                                        np.asarray(seeds, dtype=np.int64), int(worlds))
+    post, se, ess = binary_chain_sis(k1, k0, sizes, cell_ptr, H, h_ptr, p, stop, tms,
+                                     np.asarray(seeds, dtype=np.int64), int(worlds), _SIS_TABLE)
     out = []
     for i, u in enumerate(units):
         a, b = cell_ptr[i], cell_ptr[i + 1]

@@ -14,15 +14,36 @@ import math
 
 import numpy as np
 
-from .engine import Unit, expand, leaf_tables, lgamma_table
+from .engine import Unit, expand, holds, leaf_tables, lgamma_table
 
 #: largest total transition work (states × increments × values) of an exact chain (~1 s)
 _CHAIN_WORK = 3e7
 
 
 def chain_weight(unit: Unit, counts: np.ndarray, rep: np.ndarray, n_sa: int) -> np.ndarray:
-    pref = np.cumsum(counts, axis=1)
+    """The chain's weight of each world (``counts`` ``(W, B, V)``: SA class counts per bucket)."""
     out = np.ones(counts.shape[0])
+    if unit.chain_params is not None:
+        # buckets in blocks, one model call per block for the worlds still alive (a world
+        # whose weight is 0 — GG: an earlier prefix holds — is not looked at again)
+        model, domain, p, stop = unit.chain_params
+        W, B, V = counts.shape
+        alive = np.arange(W)
+        run = np.zeros((W, V), dtype=np.int64)
+        a = 0
+        while a < B and alive.size:
+            blk = int(min(B - a, max(1, 200_000 // alive.size)))
+            pref = run[alive][:, None, :] + np.cumsum(counts[alive, a:a + blk], axis=1, dtype=np.int64)
+            h = holds(model, domain, expand(pref.reshape(-1, V), rep, n_sa)).reshape(alive.size, blk)
+            f = np.where(h, p, 1.0)
+            if a + blk == B:
+                f[:, -1] = h[:, -1] * float(stop)
+            out[alive] *= f.prod(axis=1)
+            run[alive] = pref[:, -1]
+            alive = alive[out[alive] > 0]
+            a += blk
+        return out
+    pref = np.cumsum(counts, axis=1)
     for j in range(counts.shape[1]):
         out *= unit.chain(j, expand(pref[:, j], rep, n_sa))
     return out
@@ -32,6 +53,29 @@ def _prefix_states(total: int, prefix: int, K: np.ndarray, limit: int) -> np.nda
     """All count vectors ``0 <= c <= K`` with ``sum(c) == prefix``."""
     t = leaf_tables(np.array([prefix, total - prefix]), K, limit)
     return None if t is None else t[:, 0, :].astype(np.int64)
+
+
+def _first(inv: np.ndarray, n: int) -> np.ndarray:
+    """Index of the first occurrence of each of ``n`` codes in ``inv``."""
+    out = np.full(n, inv.size, dtype=np.int64)
+    np.minimum.at(out, inv.ravel(), np.arange(inv.size))
+    return out
+
+
+def _factors(unit: Unit, layers: list[np.ndarray], rep: np.ndarray, n_sa: int) -> list[np.ndarray]:
+    """The chain's factor at every state of every layer (``layers[j]``: prefix ``j``): with
+    the chain's parameters known (model, p, stop) one model call for all layers."""
+    if unit.chain_params is None:
+        return [np.asarray(unit.chain(j, expand(S, rep, n_sa)), dtype=np.float64) for j, S in enumerate(layers)]
+    model, domain, p, stop = unit.chain_params
+    H = holds(model, domain, expand(np.concatenate(layers), rep, n_sa))
+    out = []
+    a = 0
+    for j, S in enumerate(layers):
+        h = H[a:a + S.shape[0]]
+        a += S.shape[0]
+        out.append(np.where(h, p, 1.0) if j < len(layers) - 1 else h * float(stop))
+    return out
 
 
 def chain_dp(unit: Unit, K: np.ndarray, sizes: np.ndarray, rep: np.ndarray, n_sa: int,
@@ -57,32 +101,41 @@ def chain_dp(unit: Unit, K: np.ndarray, sizes: np.ndarray, rep: np.ndarray, n_sa
     if math.prod(int(k) + 1 for k in K.tolist()) >= 2**62:
         return None
     radix = np.concatenate([[1], np.cumprod(K[:-1] + 1)]).astype(np.int64)
+    # layer j+1 = every count vector reachable from layer j by one bucket (all of them:
+    # each vector with the prefix's sum below K splits into an earlier prefix and a bucket)
     layers = [np.zeros((1, K.size), dtype=np.int64)]
-    P = 0
-    for j in range(B):
-        P += int(sizes[j])
-        st = _prefix_states(total, P, K, limit)
-        if st is None:
-            return None
-        st = st[np.argsort(st @ radix)]
-        layers.append(st)
     lg = lgamma_table(int(max(sizes.max(), 1)) + 1)
     trans = []  # per bucket: (from idx, to idx, log w, d)
-    fac = []
+    buckets: dict[int, np.ndarray | None] = {}
     for j in range(B):
-        S0, S1 = layers[j], layers[j + 1]
-        D = _prefix_states(total, int(sizes[j]), K, limit)
+        S0 = layers[j]
+        s = int(sizes[j])
+        if s not in buckets:
+            buckets[s] = _prefix_states(total, s, K, limit)
+        D = buckets[s]
         if D is None or S0.shape[0] * D.shape[0] * K.size > 2e7:  # memory of one transition
             return None
-        to = S0[:, None, :] + D[None, :, :]
-        ok = np.all(to <= K, axis=2)
-        i0, di = np.nonzero(ok)
-        keys = to[i0, di] @ radix
-        k1 = S1 @ radix
-        i1 = np.searchsorted(k1, keys)
-        logw = -lg[D].sum(axis=1)[di]
-        trans.append((i0, i1, logw, D[di]))
-        fac.append(np.asarray(unit.chain(j, expand(S1, rep, n_sa)), dtype=np.float64))
+        if s == 1:  # one row: one more of a value below its count (no states × D × V array)
+            row_of = np.full(K.size, -1, dtype=np.int64)
+            row_of[D.argmax(axis=1)] = np.arange(D.shape[0])  # D's rows: the unit vectors
+            i0, v = np.nonzero(S0 < K)
+            di = row_of[v]
+            keys, i1 = np.unique((S0 @ radix)[i0] + radix[v], return_inverse=True)
+            first = _first(i1, keys.size)
+            S1 = S0[i0[first]].copy()
+            S1[np.arange(first.size), v[first]] += 1
+        else:
+            to = S0[:, None, :] + D[None, :, :]
+            ok = np.all(to <= K, axis=2)
+            i0, di = np.nonzero(ok)
+            flat = to[i0, di]
+            keys, i1 = np.unique(flat @ radix, return_inverse=True)
+            S1 = flat[_first(i1, keys.size)]  # sorted by key, as the states of a layer
+        if S1.shape[0] > limit:
+            return None
+        layers.append(S1)
+        trans.append((i0, i1.ravel(), -lg[D].sum(axis=1)[di], D[di]))
+    fac = _factors(unit, layers[1:], rep, n_sa)
     # forward
     alpha = [np.ones(1)]
     for j in range(B):

@@ -134,15 +134,27 @@ class Region:
     each of its rows, in the order the algorithm reads them (rows of one cell are treated
     alike by the algorithm, so which of them holds which value does not matter) — and
     ``check(sa (W, r)) -> (W,)`` bool: does the re-run on these SA codes publish the
-    observed classes?"""
+    observed classes? Rows of *fixed* classes (one value class, the same counts in every
+    world, :func:`.splits.assemble_units`) belong to no cell of the unit: ``cells`` is
+    ``-1`` there and ``fixed_sa`` gives their SA codes."""
 
     cells: np.ndarray
     check: Callable[[np.ndarray], np.ndarray]
+    fixed_sa: np.ndarray | None = None
+    #: ``(checker, rows)``: ``checker.check_many([(rows, sa), …])`` checks many regions'
+    #: worlds in one re-run (:func:`regions_pass`)
+    batch: Any = None
+
+    @property
+    def live_cells(self) -> np.ndarray:
+        """The unit cells the region reads (its rows of fixed classes excluded)."""
+        return self.cells[self.cells >= 0]
 
     def row_values(self, counts: np.ndarray, rep: np.ndarray | None = None) -> np.ndarray:
         """``(W, r)`` SA code of each row: a cell's values (classes ``rep``; default the
-        SA codes) dealt to its rows in order."""
-        ucells, idx = np.unique(self.cells, return_inverse=True)
+        SA codes) dealt to its rows in order; rows of fixed classes their own code."""
+        live = self.cells >= 0
+        ucells, idx = np.unique(self.cells[live], return_inverse=True)
         idx = idx.ravel()
         rank = np.zeros(idx.size, dtype=np.int64)
         order = np.argsort(idx, kind="stable")
@@ -150,7 +162,13 @@ class Region:
         rank[order] = np.arange(idx.size) - starts[idx[order]]
         cum = np.cumsum(counts[:, ucells, :], axis=2)  # (W, U, v)
         j = (cum[:, idx, :] <= rank[None, :, None]).sum(axis=2)
-        return j if rep is None else np.asarray(rep)[j]
+        vals = j if rep is None else np.asarray(rep)[j]
+        if live.all():
+            return vals
+        out = np.empty((counts.shape[0], self.cells.size), dtype=np.int64)
+        out[:, live] = vals
+        out[:, ~live] = self.fixed_sa[~live][None, :]
+        return out
 
 
 @dataclass
@@ -214,12 +232,41 @@ def weight(unit: Unit, counts: np.ndarray, rep: np.ndarray, n_sa: int) -> np.nda
         out *= unit.likelihood(expand(counts, rep, n_sa))
     if unit.decisions is not None and unit.decisions.k:
         out *= unit.decisions.satisfied(counts, rep, n_sa).all(axis=1)
-    for r in unit.regions:
+    if unit.regions:
         live = np.flatnonzero(out > 0)
         if live.size:
-            ok = r.check(r.row_values(counts[live], rep))
-            out[live[~np.asarray(ok, dtype=bool)]] = 0.0
+            ok = regions_pass([(r, counts[live], rep) for r in unit.regions])
+            out[live[~np.logical_and.reduce(ok)]] = 0.0
     return out
+
+
+def regions_pass(items: list[tuple[Region, np.ndarray, np.ndarray | None]]) -> list[np.ndarray]:
+    """For each ``(region, counts (W, cells, V), rep)``: ``(W,)`` does the re-run of the
+    region publish the observed classes in each world? A check depends only on the counts
+    of the region's cells, so each distinct configuration is re-run once, and the regions
+    that share a checker (``Region.batch``) are re-run together."""
+    out: list[np.ndarray | None] = [None] * len(items)
+    groups: dict[int, tuple[Any, list]] = {}
+    for k, (r, counts, rep) in enumerate(items):
+        cells = np.unique(r.live_cells)
+        sub = counts[:, cells, :].reshape(counts.shape[0], -1)
+        if counts.shape[0] > 1:
+            uniq, inv = np.unique(sub, axis=0, return_inverse=True)
+            inv = inv.ravel()
+        else:
+            uniq, inv = sub, np.zeros(1, dtype=np.int64)
+        full = np.zeros((uniq.shape[0],) + counts.shape[1:], dtype=counts.dtype)
+        full[:, cells, :] = uniq.reshape(uniq.shape[0], cells.size, counts.shape[2])
+        vals = r.row_values(full, rep)
+        if r.batch is None:
+            out[k] = np.asarray(r.check(vals), dtype=bool)[inv]
+        else:
+            groups.setdefault(id(r.batch[0]), (r.batch[0], []))[1].append((k, r.batch[1], vals, inv))
+    for checker, reqs in groups.values():
+        res = checker.check_many([(rows, vals) for _, rows, vals, _ in reqs])
+        for (k, _, _, inv), ok in zip(reqs, res):
+            out[k] = np.asarray(ok, dtype=bool)[inv]
+    return out  # type: ignore[return-value]
 
 
 # =======================================================================================
@@ -383,11 +430,44 @@ def _solve_exact(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, size: np
     # a region re-runs the algorithm on every table
     cap = int(min(exact_limit, _TABLE_ENTRIES // max(1, unit.n_cells * K.shape[1]),
                   REGION_WORK // max(1, sum(r.cells.size for r in unit.regions))))
+    if unit.likelihood is None and unit.chain is None and unit.decisions is not None:
+        from .exact import log_all_tables, pruned
+
+        # decisions checked during the enumeration (:mod:`.exact`): only the tables that keep
+        # them (and the partial tables cut off) are visited — at most as many as all tables,
+        # so with the same cap never fewer units are exact
+        pr = pruned(unit, K, rep, n_sa, min(exact_limit, _TABLE_ENTRIES // max(1, unit.n_cells * K.shape[1])),
+                    store_cap=cap if unit.regions else 0)
+        if pr is not None:
+            if not pr.complete or (unit.regions and pr.tabs is None):
+                return None
+            if not unit.regions:
+                if pr.n_kept == 0:
+                    return np.full((unit.n_cells, K.shape[1]), np.nan), float(pr.visited), 0.0, False
+                share = math.exp(math.log(pr.tot) + pr.ref - log_all_tables(unit.cell_leaf, size, K))
+                return pr.acc / pr.tot / size[:, None], float(pr.visited), share, True
+            tabs, logw = pr.tabs, pr.logw
+            if tabs.shape[0] == 0:
+                return np.full((unit.n_cells, K.shape[1]), np.nan), float(pr.visited), 0.0, False
+            lik = weight_chunked(_regions_only(unit), tabs, rep, n_sa)
+            w = np.exp(logw - logw.max()) * lik
+            tot = w.sum()
+            if not tot > 0:
+                return np.full((unit.n_cells, K.shape[1]), np.nan), float(pr.visited), 0.0, False
+            post_cls = np.einsum("n,ncv->cv", w, tabs.astype(np.float64)) / tot / size[:, None]
+            share = math.exp(math.log(tot) + float(logw.max()) - log_all_tables(unit.cell_leaf, size, K))
+            return post_cls, float(pr.visited), share, True
+    if tables_lower_bound(unit.cell_leaf, size, K, cap) > cap:  # never enumerate only to give up
+        return None
     enum = unit_tables(unit.cell_leaf, size.astype(np.int64), K, cap)
     if enum is None:
         return None
     tabs, logw = enum
     lik = weight_chunked(unit, tabs, rep, n_sa)
+    if unit.chain is not None:  # the chain's prefix factors (when its exact DP was too large)
+        from .chain import chain_weight
+
+        lik = lik * chain_weight(unit, tabs, rep, n_sa)
     w = np.exp(logw - logw.max()) * lik
     tot = w.sum()
     if not tot > 0:
@@ -395,6 +475,30 @@ def _solve_exact(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, size: np
     post_cls = np.einsum("n,ncv->cv", w, tabs.astype(np.float64)) / tot / size[:, None]
     share = float(tot / np.exp(logw - logw.max()).sum())
     return post_cls, float(tabs.shape[0]), share, True
+
+
+def tables_lower_bound(cell_leaf: np.ndarray, size: np.ndarray, K: np.ndarray, cap: float = np.inf) -> float:
+    """A lower bound on a unit's number of contingency tables: per leaf, the number of
+    count vectors a prefix of its cells can hold (each is the prefix of some table) — the
+    coefficient of ``x^rows`` in ``Π_v (1 + x + … + x^K_v)``, largest over the prefixes —
+    multiplied over the leaves. Stops once above ``cap`` (coefficients only grow with each
+    factor)."""
+    out = 1.0
+    for lf in range(K.shape[0]):
+        pref = np.cumsum(size[cell_leaf == lf]).astype(np.int64)
+        top = int(pref.max(initial=0))
+        poly = np.ones(1)
+        for k in K[lf]:
+            poly = np.convolve(poly, np.ones(min(int(k), top) + 1))[:top + 1]
+            if out * float(poly[pref[pref < poly.size]].max(initial=1.0)) > cap:
+                return float("inf")
+        out *= float(poly[pref[pref < poly.size]].max(initial=1.0))
+    return out
+
+
+def _regions_only(unit: Unit) -> Unit:
+    """``unit`` weighed by its regions alone (its decisions already kept)."""
+    return Unit(unit.rows, unit.cell, unit.cell_leaf, unit.leaf_counts, None, unit.kind, regions=unit.regions)
 
 
 def _uniform_worlds(cell_leaf: np.ndarray, cell: np.ndarray, K: np.ndarray, seed: int, worlds: int) -> np.ndarray:
@@ -457,7 +561,7 @@ def _solve_pieces(unit: Unit, K: np.ndarray, rep: np.ndarray, tm: np.ndarray, n_
         for i in range(dec.k):
             scopes.append(("d", i, np.unique(unit.cell_leaf[dec.cells(i)])))
     for j, r in enumerate(unit.regions):
-        scopes.append(("r", j, np.unique(unit.cell_leaf[r.cells])))
+        scopes.append(("r", j, np.unique(unit.cell_leaf[r.live_cells])))
     lw = np.array([_log_multinomial(c) for c in K])
     parent = np.arange(n_leaves)
     comp_lw = lw.copy()
@@ -493,9 +597,11 @@ def _solve_pieces(unit: Unit, K: np.ndarray, rep: np.ndarray, tm: np.ndarray, n_
     # each piece with local factors: its exact conditional distribution over tables
     local_by_root: dict[int, list[tuple[str, int]]] = {}
     for kind, i in local:
-        leaf0 = int(unit.cell_leaf[(dec.cells(i) if kind == "d" else unit.regions[i].cells)[0]])
+        leaf0 = int(unit.cell_leaf[(dec.cells(i) if kind == "d" else unit.regions[i].live_cells)[0]])
         local_by_root.setdefault(int(root_of[leaf0]), []).append((kind, i))
-    exact_pieces = []
+    from .exact import pruned
+
+    pieces = []  # (cells, sub-unit, tables keeping the piece's decisions, their log weights)
     for root, facs in local_by_root.items():
         leaves = np.flatnonzero(root_of == root)
         cells = np.flatnonzero(np.isin(unit.cell_leaf, leaves))
@@ -504,12 +610,32 @@ def _solve_pieces(unit: Unit, K: np.ndarray, rep: np.ndarray, tm: np.ndarray, n_
         lmap = np.full(n_leaves, -1, dtype=np.int64)
         lmap[leaves] = np.arange(leaves.size)
         sub = _sub_unit(unit, facs, cells, cmap, lmap[unit.cell_leaf[cells]], K[leaves])
-        enum = unit_tables(sub.cell_leaf, size[cells].astype(np.int64), K[leaves], int(max(piece_limit, 1)))
-        if enum is None:  # cannot happen by construction (tables <= worlds <= limit); stay safe
-            deferred.extend(facs)
-            continue
-        tabs, logw = enum
-        wt = np.exp(logw - logw.max()) * weight_chunked(sub, tabs, rep, n_sa)
+        lim = int(max(piece_limit, 1))
+        pr = pruned(sub, K[leaves], rep, n_sa, lim, store_cap=lim) if sub.decisions is not None else None
+        if pr is not None and pr.complete and pr.tabs is not None:
+            tabs, logw = pr.tabs, pr.logw
+        else:
+            enum = unit_tables(sub.cell_leaf, size[cells].astype(np.int64), K[leaves], lim)
+            if enum is None:  # cannot happen by construction (tables <= worlds <= limit); stay safe
+                deferred.extend(facs)
+                continue
+            tabs, logw = enum
+            if sub.decisions is not None:
+                keep = weight_chunked(Unit(sub.rows, sub.cell, sub.cell_leaf, sub.leaf_counts, None, sub.kind,
+                                           decisions=sub.decisions), tabs, rep, n_sa) > 0
+                tabs, logw = tabs[keep], logw[keep]
+        if tabs.shape[0] == 0:  # no world of this piece keeps its decisions
+            nan = np.full((unit.n_cells, tm.shape[2]), np.nan)
+            return UnitResult(nan, nan.copy(), False, float(worlds), 0.0, False)
+        pieces.append((cells, sub, tabs, logw))
+    # the pieces' regions, re-run together
+    items = [(r, tabs, rep) for _, sub, tabs, _ in pieces for r in sub.regions]
+    passed = iter(regions_pass(items) if items else [])
+    exact_pieces = []
+    for cells, sub, tabs, logw in pieces:
+        wt = np.exp(logw - logw.max())
+        for _ in sub.regions:
+            wt = wt * next(passed)
         if not wt.sum() > 0:  # no world of this piece is consistent
             nan = np.full((unit.n_cells, tm.shape[2]), np.nan)
             return UnitResult(nan, nan.copy(), False, float(worlds), 0.0, False)
@@ -551,7 +677,8 @@ def _sub_unit(unit: Unit, facs: list[tuple[str, int]], cells: np.ndarray, cmap: 
     """The unit restricted to ``cells`` with the factors ``facs`` (cells renumbered)."""
     dec = unit.decisions
     d_idx = np.array([i for k, i in facs if k == "d"], dtype=np.int64)
-    regions = [Region(cmap[unit.regions[i].cells], unit.regions[i].check) for k, i in facs if k == "r"]
+    regions = [Region(np.where(unit.regions[i].cells >= 0, cmap[unit.regions[i].cells], -1), unit.regions[i].check,
+                      unit.regions[i].fixed_sa, unit.regions[i].batch) for k, i in facs if k == "r"]
     sub_dec = dec.subset(d_idx).remap(cmap) if (dec is not None and d_idx.size) else None
     rows_mask = np.isin(unit.cell, cells)
     return Unit(unit.rows[rows_mask], cmap[unit.cell[rows_mask]], cell_leaf, K, None, unit.kind,

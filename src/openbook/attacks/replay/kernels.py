@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 
 @njit(cache=True)
@@ -190,6 +190,40 @@ def class_sides(pcls, left, cut_ptr, csize, psa, n_sa, n_cls):  # pragma: no cov
                     else:
                         sa_r[entry[c], psa[q]] += 1
     return n_inv, e_cut, e_cls, e_l, e_r, sa_l, sa_r, inv_pos
+
+
+@njit(cache=True)
+def segment_sum(x, seg, m):  # pragma: no cover - compiled
+    """``out[s] = Σ x[e]`` over the entries ``e`` with ``seg[e] == s`` (``(m, V)`` int64)."""
+    out = np.zeros((m, x.shape[1]), np.int64)
+    for e in range(seg.size):
+        s = seg[e]
+        for v in range(x.shape[1]):
+            out[s, v] += x[e, v]
+    return out
+
+
+@njit(cache=True)
+def refine_atoms(atom, rows, side, ptr, nxt):  # pragma: no cover - compiled
+    """Split atoms by constraints, in order: constraint ``c`` holds ``rows[ptr[c]:ptr[c+1]]``
+    on sides ``side`` (0/1); its rows of one atom on one side get a fresh atom id (from
+    ``nxt`` on). ``atom`` is updated in place; returns the next free id."""
+    bound = nxt + rows.size + 1
+    stamp = np.full((2, bound), -1, np.int64)
+    fresh = np.empty((2, bound), np.int64)
+    for c in range(ptr.size - 1):
+        for q in range(ptr[c], ptr[c + 1]):
+            r = rows[q]
+            a = atom[r]
+            sd = side[q]
+            if stamp[sd, a] != c:
+                stamp[sd, a] = c
+                fresh[sd, a] = nxt
+                nxt += 1
+        for q in range(ptr[c], ptr[c + 1]):
+            r = rows[q]
+            atom[r] = fresh[side[q], atom[r]]
+    return nxt
 
 
 @njit(cache=True)
@@ -417,103 +451,3 @@ def batch_posteriors(tabs, tab_ptr, cell_ptr, sizes, ok, dec_ptr, accepted):  # 
                     post[cell_ptr[u] + c, j] /= tot * sizes[cell_ptr[u] + c]
             share[u] = tot / allw
     return post, share, n_ok
-
-
-@njit(cache=True, parallel=True)
-def binary_chain_sample(k1, k0, sizes, cell_ptr, H, h_ptr, p, stop, tm, seeds, n_worlds):  # pragma: no cover
-    """Sampled posteriors of a batch of GG/RGG one-group units with two classes (a value of
-    the sensitive set, the rest lumped). Unit ``u`` has ``k1[u]`` / ``k0[u]`` values of each
-    and buckets ``sizes[cell_ptr[u]:cell_ptr[u+1]]``; ``H[h_ptr[u] + j*(k1[u]+1) + x]``: the
-    first ``j+1`` buckets holding ``x`` values of the first class satisfy the model. A world
-    deals the values uniformly: bucket by bucket, the first class's count is a
-    hypergeometric draw from what is left (by inverse CDF from exact probabilities for a
-    small group, else numpy's sampler). Its weight is the chain's: ``p`` per satisfying
-    prefix before the last, ``stop`` if the whole group holds (else 0). Returns per cell and
-    target the self-normalised posterior, its standard error, and per unit the effective
-    sample size (0: no world kept)."""
-    U = cell_ptr.size - 1
-    T = tm.shape[2]
-    post = np.zeros((cell_ptr[U], T))
-    se = np.zeros((cell_ptr[U], T))
-    ess = np.zeros(U)
-    for u in prange(U):  # units in parallel, each on its own seeded stream
-        np.random.seed(seeds[u])
-        B = cell_ptr[u + 1] - cell_ptr[u]
-        K1 = k1[u]
-        # small groups: each bucket's draw by inverse CDF from exact probabilities
-        # (cdf[j, x, y]: y first-class values in bucket j after x before it)
-        table = B * (K1 + 1) * (K1 + 1) <= 200_000
-        cdf = np.zeros((B if table else 0, K1 + 1, K1 + 1))
-        if table:
-            S = 0
-            for j in range(B):
-                s = sizes[cell_ptr[u] + j]
-                for x in range(K1 + 1):
-                    g = K1 - x
-                    b = k0[u] - (S - x)
-                    if g < 0 or b < 0:
-                        continue
-                    acc = 0.0
-                    for y in range(K1 + 1):
-                        if y <= g and s - y <= b and y <= s:
-                            acc += math.exp(math.lgamma(g + 1.0) - math.lgamma(y + 1.0) - math.lgamma(g - y + 1.0)
-                                            + math.lgamma(b + 1.0) - math.lgamma(s - y + 1.0)
-                                            - math.lgamma(b - s + y + 1.0) - math.lgamma(g + b + 1.0)
-                                            + math.lgamma(s + 1.0) + math.lgamma(g + b - s + 1.0))
-                        cdf[j, x, y] = acc  # cumulative: flat past the support
-                S += s
-        sw = 0.0
-        sw2 = 0.0
-        wx = np.zeros((B, T))
-        w2x = np.zeros((B, T))
-        w2x2 = np.zeros((B, T))
-        ys = np.zeros(B, np.int64)
-        for w in range(n_worlds):
-            g = K1
-            b = k0[u]
-            x = 0
-            wt = 1.0
-            for j in range(B):
-                s = sizes[cell_ptr[u] + j]
-                if g == 0:
-                    y = 0
-                elif b == 0:
-                    y = s
-                elif table:
-                    r = np.random.random() * cdf[j, x, K1]
-                    y = 0
-                    while y < K1 and cdf[j, x, y] <= r:
-                        y += 1
-                else:
-                    y = np.random.hypergeometric(g, b, s)
-                ys[j] = y
-                g -= y
-                b -= s - y
-                x += y
-                ok = H[h_ptr[u] + j * (K1 + 1) + x]
-                if j < B - 1:
-                    if ok:
-                        wt *= p[u]
-                elif ok:
-                    wt *= stop[u]
-                else:
-                    wt = 0.0
-            if wt > 0:
-                sw += wt
-                sw2 += wt * wt
-                for j in range(B):
-                    s = sizes[cell_ptr[u] + j]
-                    for t in range(T):
-                        v = (ys[j] * tm[u, 0, t] + (s - ys[j]) * tm[u, 1, t]) / s
-                        wx[j, t] += wt * v
-                        w2x[j, t] += wt * wt * v
-                        w2x2[j, t] += wt * wt * v * v
-        if sw > 0:
-            ess[u] = sw * sw / sw2
-            for j in range(B):
-                c = cell_ptr[u] + j
-                for t in range(T):
-                    m = wx[j, t] / sw
-                    post[c, t] = m
-                    se[c, t] = math.sqrt(max(w2x2[j, t] - 2 * m * w2x[j, t] + m * m * sw2, 0.0)) / sw
-    return post, se, ess

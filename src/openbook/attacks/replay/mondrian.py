@@ -5,7 +5,8 @@ the table as published with the replay's decision hook (:class:`.splits.SplitWal
 same cuts, in the same order, as the publisher's run — each node's dimensions ranked by
 width, the median cut on each — and the constraints and regions of the walk. A region's
 check re-runs the planner on the node's rows for many worlds at once (each world one root
-of the planner) and compares the leaves with the observed classes.
+of the planner) and compares the leaves with the observed classes; :class:`Rerun` does so
+for many regions in one run.
 """
 
 from __future__ import annotations
@@ -28,43 +29,69 @@ from .splits import SplitWalk, assemble_units, verify_leaves
 _RERUN_ROWS = 200_000
 
 
-def _region_check(algo: Any, table: EncodedTable, space: MondrianSpace, X_all: np.ndarray, rows: np.ndarray,
-                  group: np.ndarray, ckeys: np.ndarray, n_sa: int) -> Any:
-    """``check(sa (W, r))``: Mondrian re-run on the node's rows in every world at once
-    (each world a root of the planner) publishes every leaf inside one class, under the
-    class's labels ``ckeys`` (regions arise only in generalized releases)."""
-    X0 = X_all[rows]
-    cls = group[rows]
-    r = rows.size
-    model, domain, strict = algo.model, table.sa_domain, bool(algo.strict)
-    floor = size_floor(model)
-    decide = allowable(model, domain)
+class Rerun:
+    """Mondrian re-run on the nodes of regions (module docstring): for each request — a
+    region's rows (node order) and ``(W, r)`` SA codes, one world per row of codes — does
+    the re-run publish every leaf inside one class, under the class's labels ``ckeys``
+    (regions arise only in generalized releases)? Every world of every request is a root
+    of one planner run (chunks of :data:`_RERUN_ROWS` rows)."""
 
-    def check(sa: np.ndarray) -> np.ndarray:
-        W = sa.shape[0]
-        out = np.zeros(W, dtype=bool)
-        step = max(1, _RERUN_ROWS // max(r, 1))
-        for a in range(0, W, step):
-            w = min(step, W - a)
-            X = np.tile(X0, (w, 1))
-            lab = np.ascontiguousarray(sa[a:a + w], dtype=np.int32).ravel()
-            lo = np.arange(w, dtype=np.int64) * r
-            tree = mondrian_plan(space, X, lab, n_sa, decide, strict=strict, floor=floor, lo=lo, hi=lo + r)
-            leaf = tree.group
-            c = np.tile(cls, w)
-            n_leaf = tree.n_groups
-            cmin = np.full(n_leaf, np.iinfo(np.int64).max)
-            cmax = np.full(n_leaf, -1, dtype=np.int64)
-            np.minimum.at(cmin, leaf, c)
-            np.maximum.at(cmax, leaf, c)
-            good = cmin == cmax
-            keys = label_keys(table, leaf, n_leaf, np.tile(rows, w))
-            good &= (keys == ckeys[np.where(good, cmin, 0)]).all(axis=(1, 2))
-            world_of_leaf = np.zeros(n_leaf, dtype=np.int64)
-            world_of_leaf[leaf] = np.repeat(np.arange(w), r)
-            out[a:a + w] = np.bincount(world_of_leaf, weights=~good, minlength=w) == 0
+    def __init__(self, algo: Any, table: EncodedTable, space: MondrianSpace, X_all: np.ndarray, group: np.ndarray,
+                 ckeys: np.ndarray, n_sa: int) -> None:
+        self.table, self.space, self.X_all, self.group, self.ckeys, self.n_sa = table, space, X_all, group, ckeys, n_sa
+        self.strict = bool(algo.strict)
+        self.floor = size_floor(algo.model)
+        self.decide = allowable(algo.model, table.sa_domain)
+
+    def region(self, rows: np.ndarray) -> Any:
+        """``check(sa (W, r)) -> (W,)`` of one region."""
+        return lambda sa: self.check_many([(rows, sa)])[0]
+
+    def check_many(self, reqs: list[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
+        out = [np.zeros(sa.shape[0], dtype=bool) for _, sa in reqs]
+        # (request, first world, worlds) chunks of at most _RERUN_ROWS rows (a world whole)
+        jobs, cur, rows_in = [], [], 0
+        for k, (rows, sa) in enumerate(reqs):
+            r = rows.size
+            a = 0
+            while a < sa.shape[0]:
+                w = max(1, min(sa.shape[0] - a, (_RERUN_ROWS - rows_in) // max(r, 1)))
+                if rows_in and rows_in + w * r > _RERUN_ROWS:
+                    jobs.append(cur)
+                    cur, rows_in = [], 0
+                    continue
+                cur.append((k, a, w))
+                rows_in += w * r
+                a += w
+        if cur:
+            jobs.append(cur)
+        for job in jobs:
+            self._run(job, reqs, out)
         return out
-    return check
+
+    def _run(self, job: list[tuple[int, int, int]], reqs: list, out: list[np.ndarray]) -> None:
+        rows_all = np.concatenate([np.tile(reqs[k][0], w) for k, _, w in job])
+        lab = np.concatenate([np.ascontiguousarray(reqs[k][1][a:a + w], dtype=np.int32).ravel() for k, a, w in job])
+        r_of = np.repeat([reqs[k][0].size for k, _, w in job], [w for _, _, w in job]).astype(np.int64)
+        lo = np.concatenate([[0], np.cumsum(r_of)[:-1]]).astype(np.int64)
+        tree = mondrian_plan(self.space, self.X_all[rows_all], lab, self.n_sa, self.decide, strict=self.strict,
+                             floor=self.floor, lo=lo, hi=lo + r_of)
+        leaf, n_leaf = tree.group, tree.n_groups
+        c = self.group[rows_all]
+        cmin = np.full(n_leaf, np.iinfo(np.int64).max)
+        cmax = np.full(n_leaf, -1, dtype=np.int64)
+        np.minimum.at(cmin, leaf, c)
+        np.maximum.at(cmax, leaf, c)
+        good = cmin == cmax
+        keys = label_keys(self.table, leaf, n_leaf, rows_all)
+        good &= (keys == self.ckeys[np.where(good, cmin, 0)]).all(axis=(1, 2))
+        root_of_leaf = np.zeros(n_leaf, dtype=np.int64)
+        root_of_leaf[leaf] = np.repeat(np.arange(r_of.size), r_of)
+        ok = np.bincount(root_of_leaf, weights=~good, minlength=r_of.size) == 0
+        i = 0
+        for k, a, w in job:
+            out[k][a:a + w] = ok[i:i + w]
+            i += w
 
 
 def mondrian_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray, *,
@@ -85,6 +112,5 @@ def mondrian_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: n
     # strict cuts never part rows with equal QIs: in a re-run they are alike (relaxed cuts
     # share ties out in row order, so there every row counts)
     alike = group_ids(table.qi_codes)[0] if algo.strict else None
-    return assemble_units(walk, group, gcounts, "mondrian",
-                          lambda rows: _region_check(algo, table, space, X_all, rows, group, walk.ckeys, n_sa),
-                          alike)
+    rerun = Rerun(algo, table, space, X_all, group, walk.ckeys, n_sa)
+    return assemble_units(walk, group, gcounts, "mondrian", rerun.region, alike, batch=rerun)

@@ -43,7 +43,7 @@ from ...errors import VerificationError
 from ...release.align import label_keys
 from .engine import Decisions, Region, Unit, holds
 from .generic import set_only_mask
-from .kernels import box_points, class_sides
+from .kernels import box_points, class_sides, refine_atoms, segment_sum
 
 #: box points per side above which a decision is taken as world-dependent (conservative)
 _BOX_CAP = 4096
@@ -76,7 +76,7 @@ class SplitWalk:
         self.region_of_row = np.full(table.n_rows, -1, dtype=np.int64)
         self.region_size: list[int] = []
         self.region_rows: list[np.ndarray] = []
-        #: constraints: (first row of the node, node size, rows left, rows right, offsets, taken, classes)
+        #: constraints: (a row of the node, node size, rows left, rows right, offsets, taken, classes)
         self.cons: list[tuple[int, int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool, np.ndarray]] = []
 
     # -- the hook ---------------------------------------------------------------------
@@ -117,7 +117,7 @@ class SplitWalk:
                 continue
             seg_inv = inv_pos[ptr[i]:ptr[i + 1]]
             seg_left = left[ptr[i]:ptr[i + 1]]
-            self.cons.append((int(rows.min()), int(rows.size), rows[seg_inv & seg_left], rows[seg_inv & ~seg_left],
+            self.cons.append((int(rows[0]), int(rows.size), rows[seg_inv & seg_left], rows[seg_inv & ~seg_left],
                               off_l[i], off_r[i], bool(taken[i]), e_cls[e_cut == i]))
         return truth
 
@@ -221,17 +221,16 @@ class SplitWalk:
 
 
 def _segment_sum(x: np.ndarray, seg: np.ndarray, m: int) -> np.ndarray:
-    out = np.zeros((m,) + x.shape[1:], dtype=np.int64)
-    np.add.at(out, seg, x)
-    return out
+    return segment_sum(np.ascontiguousarray(x, dtype=np.int64), np.ascontiguousarray(seg, dtype=np.int64), int(m))
 
 
 def assemble_units(walk: SplitWalk, group: np.ndarray, gcounts: np.ndarray, kind: str,
                    region_check: Callable[[np.ndarray], Callable[[np.ndarray], np.ndarray]],
-                   alike: np.ndarray | None = None) -> list[Unit]:
+                   alike: np.ndarray | None = None, batch: Any = None) -> list[Unit]:
     """Units from a finished walk (module docstring); ``region_check(rows)`` builds the
     re-run check of the region whose rows (in node order) are ``rows``; ``alike`` (per row)
-    marks rows a re-run treats alike (equal keys; ``None``: every row apart)."""
+    marks rows a re-run treats alike (equal keys; ``None``: every row apart); ``batch``
+    (optional) checks many regions' worlds in one re-run (``check_many``)."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
 
@@ -240,8 +239,15 @@ def assemble_units(walk: SplitWalk, group: np.ndarray, gcounts: np.ndarray, kind
     # constraints of a node that became a region are the region's
     cons = [c for c in walk.cons if not (walk.region_of_row[c[0]] >= 0
                                           and walk.region_size[walk.region_of_row[c[0]]] >= c[1])]
+    # fixed classes (one value class) couple nothing: constants of the decisions, known
+    # values in the regions (see _fold_fixed)
+    fixed = (walk.Kc > 0).sum(axis=1) <= 1
+    cons = _fold_fixed(walk, cons, fixed)
+    reg_cls = [np.unique(group[rows]) for rows in walk.region_rows]
+    reg_cls = [x[~fixed[x]] for x in reg_cls]
+    regs = [k for k, x in enumerate(reg_cls) if x.size]  # a region of fixed classes only always passes
     # classes coupled by a constraint or a region: connected components
-    links = [c[7] for c in cons] + [np.unique(group[rows]) for rows in walk.region_rows]
+    links = [c[7] for c in cons] + [reg_cls[k] for k in regs]
     src = np.concatenate([x[:-1] for x in links] + [np.zeros(0, np.int64)]).astype(np.int64)
     dst = np.concatenate([x[1:] for x in links] + [np.zeros(0, np.int64)]).astype(np.int64)
     _, comp = connected_components(coo_matrix((np.ones(src.size), (src, dst)), shape=(n_cls, n_cls)),
@@ -260,14 +266,14 @@ def assemble_units(walk: SplitWalk, group: np.ndarray, gcounts: np.ndarray, kind
         return units
     # atoms: rows of a class on the same side of every constraint; region rows apart or alike
     atom = group.astype(np.int64).copy()
-    nxt = n_cls
-    for c in cons:
-        rows = np.concatenate([c[2], c[3]])
-        key = atom[rows] * 2 + np.concatenate([np.zeros(c[2].size, np.int64), np.ones(c[3].size, np.int64)])
-        uk, inv = np.unique(key, return_inverse=True)
-        atom[rows] = nxt + inv.ravel()
-        nxt += uk.size
-    for rows in walk.region_rows:
+    c_rows = np.concatenate([x for c in cons for x in (c[2], c[3])] + [np.zeros(0, np.int64)]).astype(np.int64)
+    c_side = np.concatenate([np.zeros(c[2].size + c[3].size, np.int64) + np.repeat([0, 1], [c[2].size, c[3].size])
+                             for c in cons] + [np.zeros(0, np.int64)]).astype(np.int64)
+    c_ptr = np.concatenate([[0], np.cumsum([c[2].size + c[3].size for c in cons])]).astype(np.int64)
+    nxt = int(refine_atoms(atom, c_rows, c_side, c_ptr, n_cls))
+    for k in regs:
+        rows = walk.region_rows[k]
+        rows = rows[~fixed[group[rows]]]
         if alike is None:  # the algorithm reads a region's rows one by one
             atom[rows] = nxt + np.arange(rows.size)
             nxt += rows.size
@@ -278,9 +284,10 @@ def assemble_units(walk: SplitWalk, group: np.ndarray, gcounts: np.ndarray, kind
     by_comp: dict[int, tuple[list, list]] = {}
     for k, c in enumerate(cons):
         by_comp.setdefault(int(comp[c[7][0]]), ([], []))[0].append(k)
-    for k, rows in enumerate(walk.region_rows):
-        by_comp.setdefault(int(comp[group[rows[0]]]), ([], []))[1].append(k)
+    for k in regs:
+        by_comp.setdefault(int(comp[reg_cls[k][0]]), ([], []))[1].append(k)
     smask = set_only_mask(model, domain)
+    sa = np.asarray(walk.table.sa_codes, dtype=np.int64)
     rows_f = np.flatnonzero(factored[group])
     rows_f = rows_f[np.lexsort((atom[rows_f], group[rows_f], comp[group[rows_f]]))]
     cuts = np.flatnonzero(np.diff(comp[group[rows_f]])) + 1
@@ -292,20 +299,68 @@ def assemble_units(walk: SplitWalk, group: np.ndarray, gcounts: np.ndarray, kind
         cell_leaf = np.zeros(cell_atoms.size, dtype=np.int64)
         cell_leaf[cell] = leaf.ravel()
 
-        def cells_of(rr: np.ndarray) -> np.ndarray:
-            return np.unique(np.searchsorted(cell_atoms, atom[rr]))
         dec = None
         if ks:
             cs = [cons[k] for k in ks]
-            dec = Decisions(model, domain, [cells_of(c[2]) for c in cs], [cells_of(c[3]) for c in cs],
+            sides = _side_cells(cell_atoms, atom, [x for c in cs for x in (c[2], c[3])])
+            dec = Decisions(model, domain, sides[0::2], sides[1::2],
                             np.array([c[6] for c in cs], dtype=bool), np.stack([c[4] for c in cs]),
                             np.stack([c[5] for c in cs]))
-        regions = [Region(np.searchsorted(cell_atoms, atom[walk.region_rows[k]]), region_check(walk.region_rows[k]))
-                   for k in rs]
+        regions = [_region(cell_atoms, atom, walk.region_rows[k], fixed[group[walk.region_rows[k]]], sa,
+                           region_check(walk.region_rows[k]), batch) for k in rs]
         key = None if regions else (dec.key() if dec is not None else None)
         units.append(Unit(rows, cell, cell_leaf, gcounts[members], None, kind, set_mask=smask, key=key,
                           decisions=dec, regions=regions))
     return units
+
+
+def _region(cell_atoms: np.ndarray, atom: np.ndarray, rows: np.ndarray, fixed: np.ndarray, sa: np.ndarray,
+            check: Callable[[np.ndarray], np.ndarray], batch: Any = None) -> Region:
+    """The region over ``rows`` (node order): the cell of each row of a varying class, ``-1``
+    and the seated SA code for a row of a fixed class."""
+    cells = np.full(rows.size, -1, dtype=np.int64)
+    cells[~fixed] = np.searchsorted(cell_atoms, atom[rows[~fixed]])
+    return Region(cells, check, np.where(fixed, sa[rows], -1) if fixed.any() else None,
+                  None if batch is None else (batch, rows))
+
+
+def _fold_fixed(walk: SplitWalk, cons: list, fixed: np.ndarray) -> list:
+    """Constraints with the rows of *fixed* classes folded into their constant offsets.
+
+    A class whose published SA multiset holds one value class (one SA value; or, for a
+    model that looks at a sensitive set, one value of the set or only values outside it)
+    has the same counts in every arrangement the model can tell apart, so the weight of a
+    world never depends on how its values are arranged: its rows' counts are constants of
+    every decision (the seated values: one such world), and a decision couples only the
+    classes that can vary. Without this, classes of one value that straddle many cuts (relaxed
+    Mondrian's ties) join unrelated classes into one unit."""
+    if not fixed.any():
+        return cons
+    sa = np.asarray(walk.table.sa_codes, dtype=np.int64)
+    out = []
+    for c in cons:
+        keep = ~fixed[c[7]]
+        if keep.all():
+            out.append(c)
+            continue
+        if not keep.any():  # every involved class fixed: the decision is the same in every world
+            continue
+        fl, fr = fixed[walk.group[c[2]]], fixed[walk.group[c[3]]]
+        off_l = c[4] + np.bincount(sa[c[2][fl]], minlength=walk.n_sa)
+        off_r = c[5] + np.bincount(sa[c[3][fr]], minlength=walk.n_sa)
+        out.append((c[0], c[1], c[2][~fl], c[3][~fr], off_l, off_r, c[6], c[7][keep]))
+    return out
+
+
+def _side_cells(cell_atoms: np.ndarray, atom: np.ndarray, sides: list[np.ndarray]) -> list[np.ndarray]:
+    """The distinct cells (indices into the sorted ``cell_atoms``) of each side's rows."""
+    if len(sides) == 1:
+        return [np.unique(np.searchsorted(cell_atoms, atom[sides[0]]))]
+    n = cell_atoms.size
+    sid = np.repeat(np.arange(len(sides), dtype=np.int64), [x.size for x in sides])
+    key = np.unique(sid * n + np.searchsorted(cell_atoms, atom[np.concatenate(sides)]))
+    bounds = np.searchsorted(key, np.arange(1, len(sides), dtype=np.int64) * n)
+    return [k % n for k in np.split(key, bounds)]
 
 
 def verify_leaves(kind: str, leaf: np.ndarray, n_leaf: int, group: np.ndarray, n_cls: int, ckeys: np.ndarray | None,

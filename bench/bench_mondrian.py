@@ -1,0 +1,215 @@
+"""Benchmark: Mondrian (k = 10, strict and relaxed) on synthetic tables with 8 QIs, side by
+side with a plain numpy pass over the same codes, plus the first Mondrian call of a fresh
+process.
+
+    .venv/bin/python bench/bench_mondrian.py                  # 10^6 and 10^7 rows
+    .venv/bin/python bench/bench_mondrian.py --sizes 1e6      # quicker
+    .venv/bin/python bench/bench_mondrian.py --big            # also 10^8 rows, strict (~25 GB machine)
+
+Every configuration runs in a fresh process that loads the codes (an ``(n, 8)`` int32 matrix
+in column order, which the table's columns view without a copy, plus the int32 SA codes),
+warms numba up on a small table, and then times
+
+* the numpy pass: ``min()`` and ``max()`` of every QI column of the same codes (best of 3),
+  what reading the codes costs on this machine (a ``np.bincount`` would time the int64
+  copy it makes), and
+* Mondrian (``algorithm.partition``; best of ``--repeat`` at 10^6, one run above),
+
+and reports Mondrian's time, its ratio to the numpy pass, and its peak memory beyond the
+codes: the process's peak resident set (``VmHWM``, reset just before the run through
+``/proc/self/clear_refs``, else ``ru_maxrss``) minus its resident set while holding the codes,
+per row.
+
+The first-call latency is measured in a fresh process with a warm numba cache: the time of
+the first ``partition`` call on a 200-row table after the imports, and the import of the
+Mondrian module itself.
+
+Targets (issues 16, 17): <= 2 s at 10^7 rows x 8 QIs (strict, k = 10) with its ratio to the
+numpy pass; <= 40 bytes per row beyond the codes at 10^7 and 10^8; <= 100 ms for the first
+Mondrian call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _peers import machine  # noqa: E402
+
+N_QI = 8
+CACHE = Path(tempfile.gettempdir()) / "openbook-bench-mondrian"
+
+
+def _codes_path(n: int) -> tuple[Path, Path]:
+    return CACHE / f"qi_{n}.npy", CACHE / f"sa_{n}.npy"
+
+
+def prepare(n: int) -> None:
+    """Write the synthetic codes of ``n`` rows (column order) unless already there."""
+    from openbook.data.synthetic import iter_synthetic_codes
+
+    qp, sp = _codes_path(n)
+    if qp.exists() and sp.exists():
+        return
+    CACHE.mkdir(parents=True, exist_ok=True)
+    qi = np.lib.format.open_memmap(str(qp) + ".part", mode="w+", dtype=np.int32, shape=(n, N_QI),
+                                   fortran_order=True)
+    sa = np.lib.format.open_memmap(str(sp) + ".part", mode="w+", dtype=np.int32, shape=(n,))
+    a = 0
+    for q, s in iter_synthetic_codes(n, n_qi=N_QI, seed=0, chunk_rows=1_000_000):
+        qi[a:a + q.shape[0]] = q
+        sa[a:a + q.shape[0]] = s
+        a += q.shape[0]
+    qi.flush()
+    sa.flush()
+    del qi, sa
+    os.replace(str(qp) + ".part", qp)
+    os.replace(str(sp) + ".part", sp)
+
+
+def _status(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise KeyError(field)
+
+
+def _reset_peak() -> bool:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def run_one(n: int, strict: bool, repeat: int) -> None:
+    """One configuration in this (fresh) process; prints one JSON line."""
+    from openbook.algorithms import make_algorithm
+    from openbook.data.table import EncodedTable
+    from openbook.models import make_model
+
+    qp, sp = _codes_path(n)
+    qi = np.load(qp)  # (n, 8) int32, column order: the table's columns are views of it
+    sa = np.load(sp)
+    table = EncodedTable.from_codes(qi_codes=qi, sa_codes=sa)
+    assert all(np.shares_memory(table.columns[nm].codes, qi) for nm in table.qi_names)
+    algo = make_algorithm("mondrian", model=make_model("k=10"), strict=strict)
+    small = EncodedTable.from_codes(qi_codes=np.arange(200 * N_QI, dtype=np.int32).reshape(200, N_QI) % 7,
+                                    sa_codes=np.arange(200) % 3)
+    from openbook.algorithms import mondrian_kernels
+
+    mondrian_kernels.FORCE = "compiled"  # load numba's code for these types outside the timing
+    algo.partition(small)
+    mondrian_kernels.FORCE = None
+
+    def numpy_pass() -> None:
+        for j in range(N_QI):
+            qi[:, j].min()
+            qi[:, j].max()
+
+    np_times = []
+    for _ in range(3):
+        t = time.perf_counter()
+        numpy_pass()
+        np_times.append(time.perf_counter() - t)
+    base = _status("VmRSS")
+    exact = _reset_peak()
+    times, groups = [], 0
+    for _ in range(repeat):
+        t = time.perf_counter()
+        p = algo.partition(table)
+        times.append(time.perf_counter() - t)
+        groups = p.n_groups
+        del p
+    peak = _status("VmHWM") if exact else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps({"seconds": min(times), "numpy_seconds": min(np_times), "groups": int(groups),
+                      "extra_bytes_per_row": (peak - base) / n, "codes_bytes_per_row": qi.nbytes / n + sa.nbytes / n,
+                      "exact_peak": exact}))
+
+
+FIRST_CALL = """
+import json, time
+t0 = time.perf_counter()
+import numpy as np
+from openbook.data.table import EncodedTable
+from openbook.models import make_model
+t1 = time.perf_counter()
+from openbook.algorithms.mondrian import Mondrian
+t2 = time.perf_counter()
+small = EncodedTable.from_codes(qi_codes=np.arange(200 * 8, dtype=np.int32).reshape(200, 8) % 7,
+                                sa_codes=np.arange(200) % 3)
+algo = Mondrian(model=make_model("k=10"), strict=STRICT)
+t3 = time.perf_counter()
+algo.partition(small)
+t4 = time.perf_counter()
+algo.partition(small)
+t5 = time.perf_counter()
+print(json.dumps({"import": t2 - t1, "first": t4 - t3, "second": t5 - t4}))
+"""
+
+
+def first_call(strict: bool, repeat: int = 3) -> dict:
+    """Best of ``repeat`` fresh processes (after one that warms the numba cache)."""
+    code = FIRST_CALL.replace("STRICT", str(strict))
+    runs = []
+    for _ in range(repeat + 1):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    runs = runs[1:]
+    return {k: min(r[k] for r in runs) for k in runs[0]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="1e6,1e7", help="comma-separated row counts")
+    ap.add_argument("--big", action="store_true", help="also 10^8 rows (strict)")
+    ap.add_argument("--repeat", type=int, default=3, help="Mondrian runs per configuration at <= 10^6 rows")
+    args = ap.parse_args()
+    sizes = [int(float(s)) for s in args.sizes.split(",") if s]
+    configs = [(n, strict) for n in sizes for strict in (True, False)]
+    if args.big:
+        configs.append((10**8, True))
+    rows = []
+    for n, strict in configs:
+        subprocess.run([sys.executable, __file__, "--prepare", str(n)], check=True)
+        rep = args.repeat if n <= 10**6 else 1
+        out = subprocess.run([sys.executable, __file__, "--one", str(n), str(int(strict)), str(rep)],
+                             capture_output=True, text=True)
+        name = f"mondrian {'strict' if strict else 'relaxed'} k=10, {n:,} rows x {N_QI} QIs"
+        if out.returncode != 0:
+            rows.append((name, "failed", out.stderr.strip().splitlines()[-1][:160]))
+            continue
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        rows.append((name, f"{r['seconds']:.2f} s",
+                     f"{r['seconds'] / r['numpy_seconds']:.0f}x the numpy pass ({r['numpy_seconds'] * 1000:.0f} ms); "
+                     f"{r['extra_bytes_per_row']:.1f} bytes/row beyond the codes "
+                     f"({r['codes_bytes_per_row']:.0f}){'' if r['exact_peak'] else ' (ru_maxrss)'}; "
+                     f"{r['groups']:,} groups"))
+    for strict in (True, False):
+        f = first_call(strict)
+        rows.append((f"first mondrian {'strict' if strict else 'relaxed'} call, fresh process, 200 rows",
+                     f"{f['first'] * 1000:.0f} ms",
+                     f"second call {f['second'] * 1000:.1f} ms; import of the module {f['import'] * 1000:.0f} ms"))
+    print(f"command: {' '.join([Path(sys.executable).name, *sys.argv])}\n\nmachine: {machine()}\n")
+    print("| run | time | result |\n| --- | --- | --- |")
+    for r in rows:
+        print(f"| {r[0]} | {r[1]} | {r[2]} |")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "--prepare":
+        prepare(int(sys.argv[2]))
+    elif len(sys.argv) >= 2 and sys.argv[1] == "--one":
+        run_one(int(sys.argv[2]), bool(int(sys.argv[3])), int(sys.argv[4]))
+    else:
+        main()

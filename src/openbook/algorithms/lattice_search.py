@@ -1,0 +1,200 @@
+"""The traversal of full-domain search: Flash's binary search on greedy paths (Kohlmayer et
+al., Flash, 2012, §4) with predictive tagging in both directions, suppression-aware bounds
+and a probe biased to the height where the frontier was met; and, where satisfaction is
+not upward closed, a bottom-up pass that checks only the nodes no satisfying node lies
+below.
+
+Vocabulary. ``P`` is an *upward-closed* node predicate (satisfied at ``v`` ⇒ satisfied at
+every ``u >= v``); a check of ``v`` tags ``v``'s up-set satisfied or its down-set failed.
+*Bounds* decide a node without grouping it, from the rows' fates at nodes already checked,
+when ``P`` is "the rows of the classes failing an absorbing class predicate ``A`` are at
+most the budget ``b``": a row kept at a checked ``v <= u`` is kept at ``u`` (its class
+only grows), a row suppressed at a checked ``w >= u`` is suppressed at ``u`` (its class
+only shrinks). So ``w·(∪ suppressed_w) > b`` fails ``u`` and ``n - w·(∪ kept_v) <= b``
+satisfies it (``docs/algorithms.md`` proves both).
+
+:class:`FlashSearch` runs the outer loop: from the lowest node not yet decided, a greedy
+chain upwards through undecided nodes (the QI with the smallest relative level first),
+binary-searched for the first satisfying node. The first probe of a chain is the node at
+the mean height of the frontier met so far (where the chain most likely crosses it),
+later probes bisect; a probe is decided by the bounds when they can, else checked. Every
+node ends decided.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+#: node states
+UNKNOWN, SAT, FAIL = 0, 1, -1
+
+
+class Grid:
+    """The lattice as a C-ordered array of ``shape = heights + 1``: node index arithmetic
+    and up-/down-set views."""
+
+    def __init__(self, heights: np.ndarray) -> None:
+        self.heights = np.asarray(heights, dtype=np.int64)
+        self.shape = tuple(int(x) + 1 for x in self.heights)
+        self.d = len(self.shape)
+        self.size = int(np.prod(self.shape, dtype=np.int64)) if self.d else 1
+        self.strides = np.array([int(np.prod(self.shape[j + 1:], dtype=np.int64)) for j in range(self.d)],
+                                dtype=np.int64)
+        self.nodes = np.indices(self.shape).reshape(self.d, -1).T.astype(np.int64)
+        self.height = self.nodes.sum(axis=1)
+        self.by_height = np.lexsort((np.arange(self.size), self.height))
+        self.rel = np.maximum(self.heights, 1).astype(np.float64)
+
+    def up(self, i: int) -> tuple[slice, ...]:
+        return tuple(slice(int(x), None) for x in self.nodes[i])
+
+    def down(self, i: int) -> tuple[slice, ...]:
+        return tuple(slice(0, int(x) + 1) for x in self.nodes[i])
+
+    def chain(self, start: int, open_: Callable[[int], bool]) -> list[int]:
+        """Greedy path upwards from ``start`` through nodes ``open_`` accepts: each step
+        raises the QI of smallest relative level (ties: lower index) that leads to one."""
+        path, cur = [start], start
+        while True:
+            v = self.nodes[cur]
+            nxt = -1
+            for j in np.lexsort((np.arange(self.d), v / self.rel)):
+                if v[j] < self.heights[j]:
+                    cand = cur + int(self.strides[j])
+                    if open_(cand):
+                        nxt = cand
+                        break
+            if nxt < 0:
+                return path
+            path.append(nxt)
+            cur = nxt
+
+
+class MaskBounds:
+    """Fates of the combinations at checked nodes (``kept`` under the absorbing predicate,
+    packed bits) and the bounds they give on the rows a node suppresses."""
+
+    def __init__(self, weights: np.ndarray, budget: int, d: int) -> None:
+        self.w = np.asarray(weights, dtype=np.float64)
+        self.m = len(self.w)
+        self.n = float(self.w.sum())
+        self.budget = budget
+        self._levels = np.zeros((64, d), dtype=np.int64)
+        self._kept = np.zeros((64, (self.m + 7) // 8), dtype=np.uint8)
+        self._k = 0
+
+    def add(self, levels: np.ndarray, kept: np.ndarray) -> None:
+        if self._k == len(self._levels):
+            self._levels = np.concatenate([self._levels, np.zeros_like(self._levels)])
+            self._kept = np.concatenate([self._kept, np.zeros_like(self._kept)])
+        self._levels[self._k] = levels
+        self._kept[self._k] = np.packbits(kept)
+        self._k += 1
+
+    def _weight(self, packed: np.ndarray) -> float:
+        return float(np.unpackbits(packed, count=self.m).astype(np.float64) @ self.w)
+
+    def decide(self, levels: np.ndarray) -> int:
+        """``FAIL`` when the rows surely suppressed exceed the budget, ``SAT`` when the rows
+        possibly suppressed do not, else ``UNKNOWN``."""
+        k = self._k
+        if k == 0:
+            return UNKNOWN
+        lv = self._levels[:k]
+        above = np.flatnonzero((lv >= levels).all(axis=1))
+        if above.size:
+            # suppressed somewhere above = not kept everywhere above
+            kept_all = np.bitwise_and.reduce(self._kept[above], axis=0)
+            if self.n - self._weight(kept_all) > self.budget:
+                return FAIL
+        below = np.flatnonzero((lv <= levels).all(axis=1))
+        if below.size:
+            kept_any = np.bitwise_or.reduce(self._kept[below], axis=0)
+            if self.n - self._weight(kept_any) <= self.budget:
+                return SAT
+        return UNKNOWN
+
+
+class FlashSearch:
+    """Decide an upward-closed predicate on every node of ``grid``.
+
+    ``check(i)`` evaluates node ``i`` (True: satisfied); ``bounds`` (optional) decides nodes
+    without checking; ``state`` (int8, one per node) may arrive partly decided and is
+    completed in place; ``on_tag(i, sat)`` is told of every decision (checked or bounded).
+    """
+
+    def __init__(self, grid: Grid, check: Callable[[int], bool], bounds: MaskBounds | None = None,
+                 bias: bool = True) -> None:
+        self.grid, self.check, self.bounds, self.bias = grid, check, bounds, bias
+        self.frontier_heights: list[int] = []
+
+    def _decide(self, i: int, state: np.ndarray) -> int:
+        r = UNKNOWN
+        if self.bounds is not None:
+            r = self.bounds.decide(self.grid.nodes[i])
+        if r == UNKNOWN:
+            r = SAT if self.check(i) else FAIL
+        view = state.reshape(self.grid.shape)
+        if r == SAT:
+            view[self.grid.up(i)] = SAT
+        else:
+            view[self.grid.down(i)] = FAIL
+        return r
+
+    def run(self, state: np.ndarray) -> np.ndarray:
+        g = self.grid
+        order = g.by_height
+        cursor = 0
+        while True:
+            while cursor < g.size and state[order[cursor]] != UNKNOWN:
+                cursor += 1
+            if cursor >= g.size:
+                return state
+            path = g.chain(int(order[cursor]), lambda c: state[c] == UNKNOWN)
+            lo, hi = 0, len(path) - 1
+            first_sat = -1
+            probe_first = self.bias and bool(self.frontier_heights)
+            while lo <= hi:
+                while lo <= hi and state[path[lo]] == FAIL:
+                    lo += 1
+                while lo <= hi and state[path[hi]] == SAT:
+                    first_sat = path[hi]
+                    hi -= 1
+                if lo > hi:
+                    break
+                if probe_first:  # the chain's heights rise by one per step
+                    target = float(np.mean(self.frontier_heights))
+                    mid = min(hi, max(lo, lo + int(round(target - g.height[path[lo]]))))
+                    probe_first = False
+                else:
+                    mid = (lo + hi) // 2
+                i = path[mid]
+                if state[i] == UNKNOWN:
+                    self._decide(i, state)
+                if state[i] == SAT:
+                    first_sat = i
+                    hi = mid - 1
+                else:
+                    lo = mid + 1
+            if first_sat >= 0:
+                self.frontier_heights.append(int(g.height[first_sat]))
+
+
+def bottom_up(grid: Grid, known: np.ndarray, dominated: np.ndarray, check: Callable[[int], bool]) -> None:
+    """Decide, in order of height, every node that is neither decided (``known`` ≠ 0) nor
+    above a satisfying node (``dominated``); a satisfying node dominates its up-set. Used
+    where satisfaction is not upward closed: a dominated node is not minimal whatever its
+    state."""
+    dom = dominated.reshape(grid.shape)
+    for i in grid.by_height:
+        i = int(i)
+        if known[i] != UNKNOWN or dominated[i]:
+            continue
+        if check(i):
+            known[i] = SAT
+            dom[grid.up(i)] = True
+            dominated[i] = False
+        else:
+            known[i] = FAIL
