@@ -96,20 +96,17 @@ def _temp_pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"^\.{re.escape(name)}\.[0-9a-f]{{{2 * _TOKEN_BYTES}}}{re.escape(PART)}$")
 
 
-def fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def fsync_file(path: Path) -> None:
+def fsync_path(path: Path) -> None:
+    """Flush a file's data, or a folder's entries (a rename is durable only once its folder is
+    flushed), to the disk."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+fsync_dir = fsync_file = fsync_path
 
 
 def sweep(folder: Path, names: Iterable[str]) -> list[Path]:
