@@ -11,7 +11,7 @@ nothing unverified leaves it (DESIGN.md; scikit-learn's estimator conventions).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -19,7 +19,11 @@ from ..data.table import EncodedTable
 from ..errors import InfeasibleError, ParameterError
 from ..models.base import PrivacyModel
 from ..params import Constraint, Integer, Optional, validate_params
-from ..release import Partition, Release, build_release
+from ..release import Partition
+
+if TYPE_CHECKING:  # a Release needs pandas: imported by anonymize() only
+    from ..release import Release
+
 
 class Anonymizer(ABC):
     """Base class: ``partition(table)`` decides groups; ``anonymize(table)`` publishes."""
@@ -101,6 +105,7 @@ class Anonymizer(ABC):
 
     def anonymize(self, table: EncodedTable, *, kind: str | None = None, t_reference: Any = "published") -> Release:
         """Partition, recode and verify (``t_reference``: see :func:`openbook.release.build_release`)."""
+        from ..release import build_release
         published, part = self.recode(table)
         self.check_budget(part, table.n_rows)
         return build_release(published, part, model=self.release_model(), kind=kind or self.release_kind,

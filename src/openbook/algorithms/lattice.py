@@ -8,9 +8,12 @@ componentwise. A node *satisfies* the model when, after recoding every QI ``j`` 
 ``l_j``, the rows of the classes that violate the model are at most ``max_suppression · n``
 (those classes are suppressed).
 
-Output: all *minimal* satisfying nodes (no satisfying node anywhere strictly below —
+Output: the *minimal* satisfying nodes (no satisfying node anywhere strictly below —
 Samarati's k-minimal generalizations) and, among them, the one with the least information
-loss under ``metric`` (ties: smaller height, then lexicographic):
+loss under ``metric`` (ties: smaller height, then lexicographic). ``all_minimal`` lists
+every minimal node; by default the search prunes on the metric (below) and lists the
+minimal nodes whose bound does not exceed the chosen node's metric — every node that could
+have been chosen — and chooses the same node. Metrics:
 
 ``"loss"``            mean over rows and QIs of ``(coverage(value) - 1) / (n_leaves - 1)``,
                       a suppressed row counting 1 per QI (Iyengar's LM; ARX's "Loss").
@@ -32,6 +35,15 @@ Search (:mod:`.lattice_search`; proofs in ``docs/algorithms.md``):
   a minimal class size, ...), whose failing nodes fail the model with their whole
   down-set; then every node above no satisfying node is checked bottom-up, and a
   satisfying one removes its up-set (not minimal, never checked).
+* Pruning on the metric (ARX's "insufficient utility", Flash §5; not for discernibility):
+  each metric has a bound that only grows upwards and that no node's metric is below — the
+  loss with nothing suppressed (a suppressed row costs 1 per QI, at least its
+  generalization), the height and precision themselves. Once a checked node is known to
+  be minimal (its direct predecessors all fail), every node whose bound exceeds its metric
+  (1e-12 of float slack) is skipped with its up-set: no minimal node there can be chosen.
+  A node whose bound does not exceed the least metric of the minimal nodes was never
+  skipped, nor any node below it (their bounds are no larger), so those minimal nodes are
+  found exactly. The chains then start from the nodes of least bound (then height).
 
 Nodes are evaluated on class counts, never rows (:mod:`.lattice_counts`): the distinct QI
 combinations with their SA counts, each node's classes rolled up from the cached node
@@ -47,7 +59,8 @@ suppressed) does not exceed the best value found; the others get ``None`` in
 
 Provenance: ``levels`` (chosen node), ``minimal_nodes``, ``minimal_metric``, ``n_nodes``,
 ``n_checked``, ``metric`` and its value; the decision function :func:`node_satisfies` lets
-an adversary re-check any node.
+an adversary re-check any node. :func:`search_lattice` runs the search on any
+:class:`Lattice`; :mod:`.lattice_frequency` on a frequency table streamed from a file.
 """
 
 from __future__ import annotations
@@ -62,7 +75,7 @@ from ..data.table import EncodedTable
 from ..errors import InfeasibleError, ParameterError
 from ..models.base import PrivacyModel
 from ..models.k_anonymity import KAnonymity
-from ..params import Options, Real
+from ..params import Boolean, Options, Real
 from ..release import Partition
 from .base import Anonymizer
 from .lattice_bounds import necessary_condition
@@ -73,6 +86,12 @@ METRICS = ("loss", "discernibility", "precision", "height")
 
 #: the largest lattice the search enumerates (its nodes are materialised as an array)
 MAX_NODES = 2_000_000
+
+
+def _dot(a: np.ndarray, b: np.ndarray) -> float:
+    """``a · b`` without BLAS (whose threads spin on a loaded machine), the same sum
+    everywhere a node's loss is computed."""
+    return float(np.multiply(a, b).sum())
 
 
 def lattice_data(table: EncodedTable) -> tuple[LatticeData, np.ndarray]:
@@ -101,6 +120,7 @@ class Lattice:
         self.data, self.model = data, model
         self.domain = data.domain
         self.n = data.n
+        self.max_suppression = float(max_suppression)
         self.budget = int(np.floor(max_suppression * self.n + 1e-9))
         self.h = data.h
         self.heights = data.heights
@@ -119,6 +139,15 @@ class Lattice:
         self.engine = ClassEngine(data, with_counts=not size_only)
         self._evaluated: set[tuple[int, ...]] = set()
         self._values: dict[int, tuple[float, float]] = {}  # node -> (loss, discernibility) when satisfying
+        # loss with nothing suppressed, per node (the order of the sum is loss_lower_bound's)
+        lb = np.zeros(self.grid.size)
+        for j in range(self.d):
+            lb = lb + data.level_mass[j][self.nodes[:, j]]
+        self.lb = lb / (self.n * self.d)
+        self._prune: str | None = None  # metric pruned on, during a search
+        self._state: np.ndarray | None = None
+        self._cands: list[tuple[int, float, np.ndarray]] = []  # checked satisfying nodes, metric, predecessors
+        self._best = math.inf  # least metric of a node known to be minimal
 
     @property
     def n_checked(self) -> int:
@@ -164,6 +193,11 @@ class Lattice:
         sat = supp <= self.budget
         if sat:
             self._record(i, cls, ok, supp)
+            if self._prune is not None:
+                value = self._values[i][0] if self._prune == "loss" else self.metric(self.nodes[i], self._prune)
+                v = self.nodes[i]
+                preds = np.array([i - int(self.grid.strides[j]) for j in range(self.d) if v[j] > 0], dtype=np.int64)
+                self._cands.append((i, value, preds))
         if cond is None:
             return sat, ok[cls.combo_class], supp
         a_ok = cond.holds(cls.sizes, cls.counts)
@@ -171,9 +205,44 @@ class Lattice:
 
     def _record(self, i: int, cls: NodeClasses, ok: np.ndarray, supp: int) -> None:
         kept = cls.sizes * ok
-        loss = (float(kept @ self.engine.class_loss(cls)) + supp * self.d) / (self.n * self.d)
-        dm = float(kept @ cls.sizes) + supp * float(self.n)
+        loss = (_dot(kept, self.engine.class_loss(cls)) + supp * self.d) / (self.n * self.d)
+        dm = float(np.dot(kept, cls.sizes)) + supp * float(self.n)
         self._values[i] = (loss, dm)
+
+    # -- pruning on the metric ------------------------------------------------------------
+    def node_bound(self, name: str) -> np.ndarray:
+        """Per node, a lower bound on ``name`` that only grows upwards: the loss with
+        nothing suppressed, or the height / precision metric itself."""
+        if name == "loss":
+            return self.lb
+        if name == "height":
+            return self.grid.height.astype(np.float64)
+        return (self.nodes / np.maximum(self.heights, 1)).mean(axis=1)
+
+    def _minimal_best(self) -> float:
+        """The least metric of a checked satisfying node whose direct predecessors all
+        fail (so it is minimal); candidates become minimal as their predecessors fail."""
+        state = self._state
+        keep = []
+        for cand in self._cands:
+            if (state[cand[2]] == FAIL).all():
+                self._best = min(self._best, cand[1])
+            elif cand[1] < self._best:
+                keep.append(cand)
+        self._cands = keep
+        return self._best
+
+    def _prunable(self, bound: np.ndarray):
+        seen = [-1]  # checks made when the candidates were last examined
+
+        def prune(i: int) -> bool:
+            if bound[i] <= self._best + 1e-12:  # the best only falls, after checks
+                if not self._cands or seen[0] == len(self._evaluated):
+                    return False
+                seen[0] = len(self._evaluated)
+                return bound[i] > self._minimal_best() + 1e-12
+            return True
+        return prune
 
     # -- metrics -----------------------------------------------------------------------
     def metric(self, levels, name: str) -> float:
@@ -187,8 +256,8 @@ class Lattice:
         supp = int(cls.sizes[~ok].sum())
         kept = cls.sizes * ok
         if name == "discernibility":
-            return float(kept @ cls.sizes) + supp * float(self.n)
-        return (float(kept @ self.engine.class_loss(cls)) + supp * self.d) / (self.n * self.d)
+            return float(np.dot(kept, cls.sizes)) + supp * float(self.n)
+        return (_dot(kept, self.engine.class_loss(cls)) + supp * self.d) / (self.n * self.d)
 
     def loss_lower_bound(self, levels) -> float:
         """The loss of ``levels`` with nothing suppressed: a suppressed row costs 1 per QI,
@@ -211,7 +280,7 @@ class Lattice:
             for r, i in enumerate(idx):
                 if i in self._values:
                     vals[r] = self._values[i][0]
-            lb = [self.loss_lower_bound(v) for v in mins]
+            lb = self.lb[idx].tolist()
             for r in sorted(range(len(mins)), key=lambda r: lb[r]):
                 if vals[r] is not None:
                     continue
@@ -229,13 +298,22 @@ class Lattice:
     def _index(self, v: np.ndarray) -> np.ndarray:
         return np.ravel_multi_index(tuple(np.asarray(v).T), self.shape)
 
-    def search(self, monotonic: bool | None = None) -> np.ndarray:
+    def search(self, monotonic: bool | None = None, prune: str | None = None) -> np.ndarray:
         """State of every node: +1 satisfies, -1 fails, 0 not decided because a satisfying
         node lies below it (so it is not minimal; only where satisfaction is not upward
         closed). ``monotonic`` defaults to :meth:`upward_closed`; ``False`` checks every
-        node; ``True`` forces predictive tagging."""
+        node; ``True`` forces predictive tagging.
+
+        ``prune`` (a metric other than ``"discernibility"``) skips every node whose bound
+        (:meth:`node_bound`) exceeds the metric of a node known to be minimal — state 2
+        (``PRUNED``), with its up-set. Every minimal node whose bound does not exceed the
+        least metric of the minimal nodes is still found, with every node below it decided
+        (its down-set's bounds are no larger, so none was pruned); other nodes reported
+        minimal may not be."""
         g = self.grid
         state = np.zeros(g.size, dtype=np.int8)
+        self._state, self._prune, self._cands, self._best = state, prune, [], math.inf
+        pruner = self._prunable(self.node_bound(prune)) if prune is not None else None
         if monotonic is False:
             for i in range(g.size):
                 state[i] = SAT if self._check(i)[0] else FAIL
@@ -251,10 +329,18 @@ class Lattice:
                     bounds.add(self.nodes[i], kept)
                 return sat
 
-            return FlashSearch(g, check, bounds).run(state)
-        return self._search_not_closed(state)
+            return FlashSearch(g, check, bounds, prune=pruner, order=self._order(prune)).run(state)
+        return self._search_not_closed(state, pruner, self._order(prune))
 
-    def _search_not_closed(self, known: np.ndarray) -> np.ndarray:
+    def _order(self, prune: str | None) -> np.ndarray | None:
+        """Pruning: nodes by bound, then height (every node after those below it), so the
+        best minimal node is met early and prunes the most."""
+        if prune is None:
+            return None
+        g = self.grid
+        return np.lexsort((np.arange(g.size), g.height, self.node_bound(prune)))
+
+    def _search_not_closed(self, known: np.ndarray, pruner=None, order=None) -> np.ndarray:
         """Two passes where satisfaction is not upward closed: Flash on the necessary
         condition (its failing nodes fail the model with their down-sets), then bottom-up
         over every node no satisfying node lies below."""
@@ -279,13 +365,13 @@ class Lattice:
                 bounds.add(self.nodes[i], kept)
                 return supp <= self.budget
 
-            cond_state = FlashSearch(g, check_cond, bounds).run(np.zeros(g.size, dtype=np.int8))
+            cond_state = FlashSearch(g, check_cond, bounds, prune=pruner).run(np.zeros(g.size, dtype=np.int8))
             known[(cond_state == FAIL) & (known == UNKNOWN)] = FAIL
 
         def check(i: int) -> bool:
             return self._check(i)[0]
 
-        bottom_up(g, known, dominated, check)
+        bottom_up(g, known, dominated, check, pruner, order)
         return known
 
     def minimal(self, state: np.ndarray) -> np.ndarray:
@@ -306,6 +392,25 @@ class Lattice:
         return self.nodes[(sat & ~strict).ravel()]
 
 
+def search_lattice(lat: Lattice, metric: str = "loss", all_minimal: bool = False) -> dict[str, Any]:
+    """Search ``lat`` for its minimal nodes and the best one under ``metric`` (pruned on the
+    metric's bound unless ``all_minimal`` or the metric is ``"discernibility"``)."""
+    prune = None if all_minimal or metric == "discernibility" else metric
+    state = lat.search(prune=prune)
+    mins = lat.minimal(state)
+    if mins.shape[0] == 0:
+        raise InfeasibleError(
+            f"full-domain-search: no generalization satisfies {lat.model.describe()} with at most "
+            f"{lat.max_suppression:.1%} of rows suppressed", model=lat.model)
+    vals, best = lat.values(mins, metric)
+    chosen = mins[best]
+    if prune is not None:  # keep the minimal nodes that could have been chosen (see Lattice.search)
+        bound = lat.node_bound(prune)[lat._index(mins)]
+        keep = np.flatnonzero(bound <= float(vals[best]) + 1e-12)
+        mins, vals = mins[keep], [vals[r] for r in keep]
+    return {"lattice": lat, "minimal": mins, "values": vals, "best": chosen, "state": state}
+
+
 def node_satisfies(table: EncodedTable, model: PrivacyModel, levels, max_suppression: float = 0.0) -> bool:
     """Decision function: does full-domain recoding at ``levels`` satisfy ``model`` within the
     suppression budget?"""
@@ -320,21 +425,28 @@ class FullDomainSearch(Anonymizer):
     model: the privacy model every published class must satisfy.
     max_suppression: largest fraction of rows that may be suppressed (default 0).
     metric: ``"loss"`` (default), ``"discernibility"``, ``"precision"`` or ``"height"``.
+    all_minimal: find every minimal node (default ``False``: skip the nodes whose bound on
+        the metric exceeds the best minimal node's, as ARX's Flash does; the chosen node is
+        the same, ``minimal_nodes`` then lists the minimal nodes whose bound does not
+        exceed the chosen node's metric — every one that could have been chosen).
     """
 
     name = "full-domain-search"
     minimality = True
-    parameter_constraints = {"max_suppression": Real(0.0, 1.0), "metric": Options(*METRICS)}
+    parameter_constraints = {"max_suppression": Real(0.0, 1.0), "metric": Options(*METRICS),
+                             "all_minimal": Boolean()}
 
     def __init__(self, *, model: PrivacyModel, max_suppression: float = 0.0, metric: str = "loss",
-                 seed: int | None = None) -> None:
+                 all_minimal: bool = False, seed: int | None = None) -> None:
         super().__init__(model=model, seed=seed)
         self.max_suppression = max_suppression
         self.metric = metric
+        self.all_minimal = all_minimal
         self._levels: list[int] | None = None
+        self._preset: dict[str, Any] | None = None
 
     def params(self) -> dict[str, Any]:
-        return {"max_suppression": self.max_suppression, "metric": self.metric}
+        return {"max_suppression": self.max_suppression, "metric": self.metric, "all_minimal": self.all_minimal}
 
     def _validate(self, table: EncodedTable) -> None:
         self.check_params()
@@ -355,29 +467,47 @@ class FullDomainSearch(Anonymizer):
         """Run the lattice search; returns the minimal nodes, the chosen one and counts."""
         self._validate(table)
         lat = Lattice(table, self.model, float(self.max_suppression))
-        state = lat.search()
-        mins = lat.minimal(state)
-        if mins.shape[0] == 0:
-            raise InfeasibleError(
-                f"full-domain-search: no generalization satisfies {self.model.describe()} with at most "
-                f"{float(self.max_suppression):.1%} of rows suppressed", model=self.model)
-        vals, best = lat.values(mins, self.metric)
-        return {"lattice": lat, "minimal": mins, "values": vals, "best": mins[best], "state": state}
+        if self._preset is not None:
+            res, self._preset = self._preset, None
+            if not _same_classes(lat.data, res["lattice"].data) or lat.budget != res["lattice"].budget:
+                raise ParameterError("full-domain-search: the search given (use_search) was run on another "
+                                     "table or budget", parameter="use_search")
+            return res | {"rows": lat}
+        return search_lattice(lat, self.metric, bool(self.all_minimal))
+
+    def use_search(self, res: dict[str, Any]) -> "FullDomainSearch":
+        """Take the next :meth:`partition`'s node from a search already run on the same
+        table's classes — :func:`~openbook.algorithms.lattice_frequency.search_frequency`
+        of its frequency table streamed from the file — instead of searching again. The
+        table's classes must equal those searched (checked)."""
+        self._preset = res
+        return self
 
     def partition(self, table: EncodedTable) -> Partition:
         res = self.search(table)
-        lat: Lattice = res["lattice"]
+        lat: Lattice = res.get("rows", res["lattice"])
         levels = [int(x) for x in res["best"]]
         self._levels = levels
         ev = lat.evaluate(levels)
         row_class = ev["combo_class"][lat.row_combo]
         labels = np.where(ev["holds"][row_class], row_class, -1)
-        known = [v for v in res["values"] if v is not None]
-        prov = self.provenance() | {
-            "levels": levels, "minimal_nodes": res["minimal"].tolist(),
+        return Partition.from_labels(labels, provenance=self.provenance() | search_provenance(res))
+
+
+def _same_classes(a: LatticeData, b: LatticeData) -> bool:
+    """Do two class-count tables hold the same combinations with the same SA counts?"""
+    if a.combos.shape != b.combos.shape or a.counts.shape != b.counts.shape:
+        return False
+    ia, ib = np.lexsort(a.combos.T[::-1]), np.lexsort(b.combos.T[::-1])
+    return bool(np.array_equal(a.combos[ia], b.combos[ib]) and np.array_equal(a.counts[ia], b.counts[ib]))
+
+
+def search_provenance(res: dict[str, Any]) -> dict[str, Any]:
+    """What a search (:func:`search_lattice`) tells: the chosen node, the minimal nodes and
+    their metric, the nodes checked."""
+    lat: Lattice = res["lattice"]
+    known = [v for v in res["values"] if v is not None]
+    return {"levels": [int(x) for x in res["best"]], "minimal_nodes": res["minimal"].tolist(),
             "minimal_metric": [None if v is None else float(v) for v in res["values"]],
-            "metric_value": float(min(known)),
-            "n_nodes": int(lat.nodes.shape[0]), "n_checked": int(lat.n_checked),
-            "qi": list(table.qi_names), "heights": lat.heights.tolist(),
-        }
-        return Partition.from_labels(labels, provenance=prov)
+            "metric_value": float(min(known)), "n_nodes": int(lat.nodes.shape[0]), "n_checked": int(lat.n_checked),
+            "qi": list(lat.data.qi_names), "heights": lat.heights.tolist()}

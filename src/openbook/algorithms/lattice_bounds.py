@@ -85,7 +85,7 @@ class ClassCondition:
             if self.l > 1:
                 ok &= present.sum(axis=1) >= self.l
             for q, mass in self.masses:
-                ok &= present.astype(np.float64) @ q >= mass
+                ok &= np.multiply(present, q).sum(axis=1) >= mass  # no BLAS
         return ok
 
     def conjoin(self, other: "ClassCondition | None") -> "ClassCondition":

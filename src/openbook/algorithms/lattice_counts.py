@@ -117,21 +117,39 @@ class LatticeData:
         self.sizes = counts.sum(axis=1)
         self.m, self.n_sa = counts.shape
         self.n = int(self.sizes.sum())
+        # each combination's code at each level of each QI, when small enough (one gather a roll-up)
+        total = sum(int(h) + 1 for h in self.heights.tolist()) * self.m
+        self._combo_codes = None
+        if total <= _CACHE_ENTRIES:
+            self._combo_codes = [[self.level_codes[j][lv][self.combo_t[j]].astype(np.int32)
+                                  for lv in range(self.heights[j] + 1)] for j in range(self.d)]
         #: loss mass of each QI at each level: Σ_rows (coverage - 1)/(leaves - 1)
-        self.level_mass = [np.array([float(self.sizes @ self.level_loss[j][lv][self.level_codes[j][lv][self.combo_t[j]]])
+        every = np.arange(self.m)
+        self.level_mass = [np.array([_mass(self.sizes, self.level_loss[j][lv][self.codes_at(j, lv, every)])
                                      for lv in range(self.heights[j] + 1)]) for j in range(self.d)]
 
     def codes_at(self, j: int, level: int, rep: np.ndarray) -> np.ndarray:
         """Dense code of QI ``j`` at ``level`` for the combinations ``rep``."""
+        if self._combo_codes is not None:
+            return self._combo_codes[j][level][rep]
         return self.level_codes[j][level][self.combo_t[j][rep]]
+
+
+def _mass(sizes: np.ndarray, loss: np.ndarray) -> float:
+    """``sizes · loss`` without BLAS (its threads spin on a loaded machine)."""
+    return float(np.multiply(sizes, loss).sum())
 
 
 def _push(key: np.ndarray, radix: int, col: np.ndarray, card: int) -> tuple[np.ndarray, int]:
     """Append one mixed-radix digit (Python-int guard: renumber first if the product would
     leave int64)."""
+    if radix == 1:
+        return col.astype(np.int64), card
     if radix * card >= 2**62:
         key, radix = renumber(key, radix)
-    return key * card + col, radix * card
+    key = key * card
+    key += col
+    return key, radix * card
 
 
 @dataclass

@@ -13,12 +13,14 @@ only grows), a row suppressed at a checked ``w >= u`` is suppressed at ``u`` (it
 only shrinks). So ``w·(∪ suppressed_w) > b`` fails ``u`` and ``n - w·(∪ kept_v) <= b``
 satisfies it (``docs/algorithms.md`` proves both).
 
-:class:`FlashSearch` runs the outer loop: from the lowest node not yet decided, a greedy
-chain upwards through undecided nodes (the QI with the smallest relative level first),
-binary-searched for the first satisfying node. The first probe of a chain is the node at
-the mean height of the frontier met so far (where the chain most likely crosses it),
-later probes bisect; a probe is decided by the bounds when they can, else checked. Every
-node ends decided.
+:class:`FlashSearch` runs the outer loop: from the first node not yet decided in an order
+that lists every node after those below it (by height, or by a metric's bound then
+height), a greedy chain upwards through undecided nodes (the QI with the smallest relative
+level first), binary-searched for the first satisfying node. The first probe of a chain is
+the node at the mean height of the frontier met so far (where the chain most likely
+crosses it), later probes bisect; a probe is decided by the bounds when they can, else
+checked. With ``prune``, a node it accepts is skipped with its up-set (``PRUNED``: its
+metric's bound exceeds a minimal node's metric). Every node ends decided or pruned.
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from typing import Callable
 
 import numpy as np
 
-#: node states
-UNKNOWN, SAT, FAIL = 0, 1, -1
+#: node states (``PRUNED``: not decided, its metric's lower bound exceeds a minimal node's value)
+UNKNOWN, SAT, FAIL, PRUNED = 0, 1, -1, 2
 
 
 class Grid:
@@ -77,9 +79,9 @@ class MaskBounds:
     packed bits) and the bounds they give on the rows a node suppresses."""
 
     def __init__(self, weights: np.ndarray, budget: int, d: int) -> None:
-        self.w = np.asarray(weights, dtype=np.float64)
+        self.w = np.asarray(weights, dtype=np.int64)
         self.m = len(self.w)
-        self.n = float(self.w.sum())
+        self.n = int(self.w.sum())
         self.budget = budget
         self._levels = np.zeros((64, d), dtype=np.int64)
         self._kept = np.zeros((64, (self.m + 7) // 8), dtype=np.uint8)
@@ -93,8 +95,15 @@ class MaskBounds:
         self._kept[self._k] = np.packbits(kept)
         self._k += 1
 
-    def _weight(self, packed: np.ndarray) -> float:
-        return float(np.unpackbits(packed, count=self.m).astype(np.float64) @ self.w)
+    def _unkept(self, packed: np.ndarray) -> int:
+        """Rows of the combinations whose bit is 0 (only the bytes holding one are unpacked)."""
+        bytes_ = np.flatnonzero(packed != 0xFF)
+        if bytes_.size == 0:
+            return 0
+        bits = np.unpackbits(packed[bytes_][:, None], axis=1)  # (bytes, 8), most significant bit first
+        pos = (bytes_[:, None] * 8 + np.arange(8)).ravel()
+        zero = (bits.ravel() == 0) & (pos < self.m)
+        return int(self.w[pos[zero]].sum())
 
     def decide(self, levels: np.ndarray) -> int:
         """``FAIL`` when the rows surely suppressed exceed the budget, ``SAT`` when the rows
@@ -103,16 +112,18 @@ class MaskBounds:
         if k == 0:
             return UNKNOWN
         lv = self._levels[:k]
-        above = np.flatnonzero((lv >= levels).all(axis=1))
-        if above.size:
+        # one node alone decides nothing new (its own check tagged ``levels`` if it could);
+        # with no budget, a node above that satisfies suppresses nothing
+        above = np.flatnonzero((lv >= levels).all(axis=1)) if self.budget > 0 else ()
+        if len(above) > 1:
             # suppressed somewhere above = not kept everywhere above
             kept_all = np.bitwise_and.reduce(self._kept[above], axis=0)
-            if self.n - self._weight(kept_all) > self.budget:
+            if self._unkept(kept_all) > self.budget:
                 return FAIL
         below = np.flatnonzero((lv <= levels).all(axis=1))
-        if below.size:
+        if len(below) > 1:
             kept_any = np.bitwise_or.reduce(self._kept[below], axis=0)
-            if self.n - self._weight(kept_any) <= self.budget:
+            if self._unkept(kept_any) <= self.budget:
                 return SAT
         return UNKNOWN
 
@@ -126,9 +137,21 @@ class FlashSearch:
     """
 
     def __init__(self, grid: Grid, check: Callable[[int], bool], bounds: MaskBounds | None = None,
-                 bias: bool = True) -> None:
+                 bias: bool = True, prune: Callable[[int], bool] | None = None,
+                 order: np.ndarray | None = None) -> None:
         self.grid, self.check, self.bounds, self.bias = grid, check, bounds, bias
+        self.prune = prune
+        self.order = grid.by_height if order is None else order
         self.frontier_heights: list[int] = []
+
+    def _pruned(self, i: int, state: np.ndarray) -> bool:
+        """Is undecided node ``i`` pruned (``prune(i)``)? Then so is its undecided up-set
+        (the lower bound only grows upwards), marked ``PRUNED``."""
+        if self.prune is None or not self.prune(i):
+            return False
+        up = state.reshape(self.grid.shape)[self.grid.up(i)]
+        up[up == UNKNOWN] = PRUNED
+        return True
 
     def _decide(self, i: int, state: np.ndarray) -> int:
         r = UNKNOWN
@@ -145,22 +168,25 @@ class FlashSearch:
 
     def run(self, state: np.ndarray) -> np.ndarray:
         g = self.grid
-        order = g.by_height
+        order = self.order
         cursor = 0
         while True:
             while cursor < g.size and state[order[cursor]] != UNKNOWN:
                 cursor += 1
             if cursor >= g.size:
                 return state
-            path = g.chain(int(order[cursor]), lambda c: state[c] == UNKNOWN)
+            if self._pruned(int(order[cursor]), state):
+                continue
+            path = g.chain(int(order[cursor]), lambda c: state[c] == UNKNOWN and not self._pruned(c, state))
             lo, hi = 0, len(path) - 1
             first_sat = -1
             probe_first = self.bias and bool(self.frontier_heights)
             while lo <= hi:
                 while lo <= hi and state[path[lo]] == FAIL:
                     lo += 1
-                while lo <= hi and state[path[hi]] == SAT:
-                    first_sat = path[hi]
+                while lo <= hi and state[path[hi]] in (SAT, PRUNED):
+                    if state[path[hi]] == SAT:
+                        first_sat = path[hi]
                     hi -= 1
                 if lo > hi:
                     break
@@ -171,10 +197,12 @@ class FlashSearch:
                 else:
                     mid = (lo + hi) // 2
                 i = path[mid]
-                if state[i] == UNKNOWN:
+                if state[i] == UNKNOWN and not self._pruned(i, state):
                     self._decide(i, state)
                 if state[i] == SAT:
                     first_sat = i
+                    hi = mid - 1
+                elif state[i] == PRUNED:  # so is the rest of the path
                     hi = mid - 1
                 else:
                     lo = mid + 1
@@ -182,15 +210,20 @@ class FlashSearch:
                 self.frontier_heights.append(int(g.height[first_sat]))
 
 
-def bottom_up(grid: Grid, known: np.ndarray, dominated: np.ndarray, check: Callable[[int], bool]) -> None:
+def bottom_up(grid: Grid, known: np.ndarray, dominated: np.ndarray, check: Callable[[int], bool],
+              prune: Callable[[int], bool] | None = None, order: np.ndarray | None = None) -> None:
     """Decide, in order of height, every node that is neither decided (``known`` ≠ 0) nor
-    above a satisfying node (``dominated``); a satisfying node dominates its up-set. Used
-    where satisfaction is not upward closed: a dominated node is not minimal whatever its
-    state."""
+    above a satisfying node (``dominated``) nor pruned (``prune(i)``, then ``PRUNED``); a
+    satisfying node dominates its up-set. Used where satisfaction is not upward closed: a
+    dominated node is not minimal whatever its state. ``order`` (default: by height) must
+    list every node after all nodes below it."""
     dom = dominated.reshape(grid.shape)
-    for i in grid.by_height:
+    for i in grid.by_height if order is None else order:
         i = int(i)
         if known[i] != UNKNOWN or dominated[i]:
+            continue
+        if prune is not None and prune(i):
+            known[i] = PRUNED
             continue
         if check(i):
             known[i] = SAT

@@ -83,6 +83,39 @@ def input_options(p: argparse.ArgumentParser) -> None:
                    help="ARX CSV hierarchy for a column (repeatable); PATH may be 'auto' or 'adult:paper001'/'adult:arx'")
 
 
+#: the engines ``--engine`` names
+ENGINES = ("local", "spark")
+
+
+def spark_conf_item(text: str) -> tuple[str, str]:
+    """``--spark-conf KEY=VALUE``: one Spark configuration entry."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not KEY=VALUE")
+    return key.strip(), value.strip()
+
+
+def add_engine_options(p: argparse.ArgumentParser) -> None:
+    """``--engine {local,spark}``, ``--spark-master URL``, ``--spark-conf KEY=VALUE``
+    (docs/spark.md): where a command runs. The Spark engine is imported only when asked for."""
+    g = p.add_argument_group("engine")
+    g.add_argument("--engine", choices=ENGINES, default="local",
+                   help="run on this machine (local, the default) or on Apache Spark (spark; pip install "
+                   "'openbook[spark]' and Java, see docs/spark.md)")
+    g.add_argument("--spark-master", metavar="URL", default=None,
+                   help="Spark master URL (default local[*], or the master spark-submit gives)")
+    g.add_argument("--spark-conf", type=spark_conf_item, action="append", default=[], metavar="KEY=VALUE",
+                   help="a Spark configuration entry (repeatable), e.g. spark.executor.memory=8g")
+
+
+def spark_session_from_args(args: argparse.Namespace) -> Any:
+    """A context manager giving the Spark session ``--spark-master``/``--spark-conf`` ask for
+    (imports PySpark; a session it starts is stopped at the end)."""
+    from ..spark.session import session
+
+    return session(getattr(args, "spark_master", None), dict(getattr(args, "spark_conf", None) or []))
+
+
 def output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print machine-readable JSON instead of a table")
     p.add_argument("--quiet", action="store_true", help="no progress display")

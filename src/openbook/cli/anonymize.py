@@ -9,6 +9,8 @@ from typing import Any
 
 from ._common import (
     FRACTION,
+    add_engine_options,
+    POSITIVE_INT,
     SEED,
     certify_options,
     certify_params,
@@ -59,6 +61,8 @@ def anonymize_from_args(args: argparse.Namespace):
     model = model_from(cfg)
     algo = algorithm_from(cfg, model)
     skew = getattr(args, "skew", None)
+    if getattr(args, "batch_rows", None) is not None:
+        _search_in_batches(args, model, algo, skew)
     ref = t_reference_from(args.t_reference or cfg.output.get("t_reference"))
     with status(f"anonymizing {table.n_rows} rows with {algo.name}", quiet=args.quiet):
         if skew and skew != "none":
@@ -67,6 +71,24 @@ def anonymize_from_args(args: argparse.Namespace):
         else:
             release = algo.anonymize(table, kind=cfg.output.get("kind"), t_reference=ref)
     return cfg, table, release
+
+
+def _search_in_batches(args: argparse.Namespace, model, algo, skew) -> None:
+    """--batch-rows: full-domain search on the frequency table read from the file in batches
+    (memory bounded by the distinct (QI, SA) tuples); the release is then recoded from the
+    table at the node found (the table itself is in memory for it)."""
+    from ..algorithms.lattice import FullDomainSearch
+    from ..errors import ParameterError
+
+    if not isinstance(algo, FullDomainSearch) or (skew and skew != "none"):
+        raise ParameterError("--batch-rows applies to --algorithm full-domain-search (without --skew) only",
+                             parameter="batch-rows")
+    from ..algorithms.lattice_frequency import search_frequency
+    from .check import _frequency_table
+
+    freq = _frequency_table(args)
+    algo.use_search(search_frequency(freq, model, float(algo.max_suppression), metric=algo.metric,
+                                     all_minimal=bool(algo.all_minimal)))
 
 
 def _input_files(args: argparse.Namespace, cfg) -> list[str]:
@@ -103,6 +125,8 @@ def certify_from_args(args: argparse.Namespace, cfg, release, table) -> None:
 def cmd_anonymize(args: argparse.Namespace) -> int:
     from ..release import save_release
 
+    if getattr(args, "engine", "local") == "spark":
+        return cmd_anonymize_spark(args)
     t0 = time.perf_counter()
     cfg, table, release = anonymize_from_args(args)
     certify_from_args(args, cfg, release, table)
@@ -132,6 +156,112 @@ def cmd_anonymize(args: argparse.Namespace) -> int:
             f"suppression rate {p['skew']['suppression_rate']:.2%}")] if "skew" in p else [])
         + certificate_rows(p["certificate"])))
     return 0
+
+
+#: ``--engine spark``: the algorithms the Spark engine runs, each ``name -> function(args, spark,
+#: table, model, cfg) -> payload`` (docs/spark.md)
+SPARK_ALGORITHMS: dict[str, Any] = {}
+
+
+def cmd_anonymize_spark(args: argparse.Namespace) -> int:
+    """``anonymize --engine spark``: read the input on the cluster, run the algorithm there,
+    verify the model on the whole release on the cluster, write a Parquet folder and its
+    sidecar (:mod:`openbook.spark`; docs/spark.md)."""
+    from ..errors import ParameterError
+    from ._common import spark_session_from_args
+
+    t0 = time.perf_counter()
+    cfg = config_from_args(args)
+    cfg.set("algorithm", "strict", getattr(args, "strict", None))
+    name = args.algorithm or cfg.algorithm.get("name")
+    if name not in SPARK_ALGORITHMS:
+        raise ParameterError(f"--engine spark runs --algorithm {' or '.join(sorted(SPARK_ALGORITHMS))}, not "
+                             f"{name or 'the default algorithm'} (use --engine local)", parameter="engine",
+                             value="spark")
+    unsupported = [flag for flag, on in (("--skew", args.skew not in (None, "none")), ("--kind", args.kind),
+                                         ("--t-reference", args.t_reference), ("--max-risk", args.max_risk),
+                                         ("--max-reid-risk", args.max_reid_risk), ("--worlds", args.worlds),
+                                         ("--against-registry", args.against_registry),
+                                         ("--batch-rows", getattr(args, "batch_rows", None))) if on]
+    if unsupported:
+        raise ParameterError(f"--engine spark does not take {unsupported[0]} (use --engine local)",
+                             parameter="engine", value="spark")
+    if not args.no_certify:
+        raise ParameterError("--engine spark publishes without the adversaries' certificate (they need the table "
+                             "on one machine): pass --no-certify, and the sidecar says so", parameter="no-certify")
+    if args.model:
+        cfg.model = {"spec": args.model}
+    cfg.set("output", "path", args.output)
+    args.output = cfg.output.get("path")
+    if not args.output:
+        raise ParameterError("no output path (-o NAME.parquet: a folder of Parquet part files)", parameter="output")
+    from ..pipeline import model_from
+    from ..spark.output import check_output
+
+    check_output(args.output, force=args.force, inputs=_input_files(args, cfg))
+    model = model_from(cfg)
+    with spark_session_from_args(args) as spark:
+        from ..spark.encoding import load_spark_input
+
+        table = load_spark_input(spark, cfg)
+        with status(f"anonymizing {table.n_rows} rows with {name} on Spark", quiet=args.quiet):
+            payload = SPARK_ALGORITHMS[name](args, spark, table, model, cfg)
+    payload["seconds"] = round(time.perf_counter() - t0, 3)
+    emit(args, payload, lambda p: print_table("release written (Spark engine)", [
+        ("files", ", ".join(p["files"])), ("algorithm", p["algorithm"]), ("model", p["model"]),
+        ("rows in / published / suppressed", f"{p['n_input']} / {p['n_published']} / {p['n_suppressed']}"),
+        ("classes", p["n_groups"]), ("fragments", p.get("n_fragments", "")), ("seconds", p["seconds"]),
+        ("certificate", "not certified: the Spark engine does not run the adversaries")]))
+    return 0
+
+
+def _spark_mondrian(args: argparse.Namespace, spark: Any, table: Any, model: Any, cfg: Any) -> dict[str, Any]:
+    """Mondrian on the cluster (:mod:`openbook.spark.mondrian`), verified and written."""
+    from ..spark.mondrian import spark_mondrian, verify
+    from ..spark.mondrian_plan import DEFAULT_MAX_FRAGMENT
+    from ..spark.output import write_release
+
+    strict = bool(cfg.algorithm.get("strict", True))
+    res = spark_mondrian(table, model, strict=strict, max_fragment=args.spark_max_fragment or DEFAULT_MAX_FRAGMENT)
+    check = verify(res)
+    files = write_release(res, check, args.output, force=args.force, inputs=_input_files(args, cfg),
+                          publish_suppressed_count=bool(args.publish_suppressed_count),
+                          publish_identifier_names=bool(args.publish_identifier_names))
+    return {"files": [str(f) for f in files], "algorithm": "mondrian", "engine": "spark", "strict": strict,
+            "model": model.describe(), "n_input": table.n_rows, "n_published": check["rows"],
+            "n_suppressed": table.n_rows - check["rows"], "n_groups": check["classes"],
+            "n_fragments": res.n_fragments, "planned_levels": res.plan.levels,
+            "certificate": {"verdict": "not certified", "reason": "the Spark engine does not run the adversaries"}}
+
+
+SPARK_ALGORITHMS["mondrian"] = _spark_mondrian
+
+
+def _spark_full_domain(args: argparse.Namespace, spark: Any, table: Any, model: Any, cfg: Any) -> dict[str, Any]:
+    """Full-domain search with the counts aggregated on the cluster, the lattice walk here
+    (:mod:`openbook.spark.full_domain`), verified and written."""
+    from ..pipeline import algorithm_from
+    from ..spark import full_domain as sfd
+    from ..spark.output import write_release
+
+    cfg.set("algorithm", "name", "full-domain-search")
+    cfg.set("algorithm", "max_suppression", args.max_suppression)
+    algo = algorithm_from(cfg, model)
+    res = sfd.search(table, algo)
+    rel = sfd.release_rows(table, res, model)
+    check = sfd.verify(rel)
+    files = write_release(rel, check, args.output, force=args.force, inputs=_input_files(args, cfg),
+                          publish_suppressed_count=bool(args.publish_suppressed_count),
+                          publish_identifier_names=bool(args.publish_identifier_names),
+                          n_suppressed=res.n_suppressed, meta=lambda n: sfd.release_meta(rel, check, n))
+    return {"files": [str(f) for f in files], "algorithm": "full-domain-search", "engine": "spark",
+            "model": model.describe(), "levels": res.levels, "n_input": table.n_rows, "n_published": check["rows"],
+            "n_suppressed": table.n_rows - check["rows"], "n_groups": check["classes"],
+            "n_checked": res.provenance["n_checked"],
+            "certificate": {"verdict": "not certified", "reason": "the Spark engine does not run the adversaries"}}
+
+
+SPARK_ALGORITHMS["full-domain-search"] = _spark_full_domain
 
 
 def certificate_rows(cert: dict[str, Any] | None) -> list[tuple[str, Any]]:
@@ -180,6 +310,10 @@ def add_parser(sub: Any) -> None:
                    "release passes its own certificate for the model given)")
     a.add_argument("--levels", type=int_list, help="full-domain: hierarchy level per QI, comma separated")
     a.add_argument("--max-suppression", type=FRACTION, help="largest fraction of rows that may be suppressed")
+    a.add_argument("--batch-rows", type=POSITIVE_INT, default=None, metavar="N",
+                   help="full-domain-search: search the frequency table of a CSV/Parquet input read in batches of "
+                        "about N rows (memory bounded by its distinct (QI, SA) tuples); the release is then "
+                        "recoded from the table at the node found")
     a.add_argument("--seed", type=SEED, help="seed of randomized algorithms")
     a.add_argument("--p", type=FRACTION, help="rgg: probability of adding the next bucket to a group that holds")
     a.add_argument("--order", help="gg/rgg/sg: QI sort order (lex, zorder, hilbert)")
@@ -203,5 +337,9 @@ def add_parser(sub: Any) -> None:
     a.add_argument("--publish-identifier-names", action="store_true", default=None,
                    help="also write the names of the dropped identifier columns into the sidecar")
     certify_options(a)
+    add_engine_options(a)
+    a.add_argument("--spark-max-fragment", type=POSITIVE_INT, default=None, metavar="ROWS",
+                   help="--engine spark, mondrian: the driver plans cuts until every part has at most ROWS rows, "
+                   "then each part is finished on one executor (default 2^22)")
     output_options(a)
     a.set_defaults(func=cmd_anonymize)

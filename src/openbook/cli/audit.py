@@ -16,6 +16,7 @@ from ._common import (
     AT_LEAST_1,
     POSITIVE_INT,
     SEED,
+    add_engine_options,
     adversary_option,
     against_registry_option,
     earlier_releases,
@@ -56,16 +57,22 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.linkage_l is not None and args.adversary != "linkage":
         raise ParameterError(f"--linkage-l is the linkage adversary's (this audit runs the {args.adversary} "
                              "adversary): give --max-risk R for its posterior target", parameter="linkage-l")
+    spark = getattr(args, "engine", "local") == "spark"
+    if spark and args.adversary != "linkage":
+        raise ParameterError(f"--engine spark runs the linkage adversary (audit --adversary linkage), not the "
+                             f"{args.adversary} adversary: use --engine local", parameter="engine", value="spark")
     release = load_release(args.release)
     adv = make_adversary(args.adversary, **adversary_params(args, args.adversary))
-    original = load_original(args, release)
-    earlier = earlier_releases(args.against_registry)
-    applies = adv.applies_to(release)
-    if not applies:
-        raise ParameterError(f"the {adv.name} adversary does not apply to this release: {applies.reason}",
-                             parameter="adversary", value=adv.name)
-    with status(f"the {adv.name} adversary", quiet=args.quiet):
-        result = adv.run(release, original=original, earlier=earlier)
+    if spark and args.original:
+        earlier = earlier_releases(args.against_registry)
+        _applies(adv, release)
+        result = _spark_linkage(args, adv, release, earlier)
+    else:
+        original = load_original(args, release)
+        earlier = earlier_releases(args.against_registry)
+        _applies(adv, release)
+        with status(f"the {adv.name} adversary", quiet=args.quiet):
+            result = adv.run(release, original=original, earlier=earlier)
     l = 1.0 / args.max_risk if args.max_risk is not None else result.l
     if l is None:
         raise ParameterError("the release's model promises no posterior bound: give --max-risk R (the target "
@@ -80,6 +87,65 @@ def cmd_audit(args: argparse.Namespace) -> int:
     payload.update(adversary=adv.name, paper=adv.paper, posteriors_out=args.posteriors_out)
     emit(args, payload, lambda d: print_table(f"audit ({adv.name}, {adv.paper})", _rows(d)))
     return 0
+
+
+def _applies(adv: Any, release: Any) -> None:
+    from ..errors import ParameterError
+
+    applies = adv.applies_to(release)
+    if not applies:
+        raise ParameterError(f"the {adv.name} adversary does not apply to this release: {applies.reason}",
+                             parameter="adversary", value=adv.name)
+
+
+def _spark_linkage(args: argparse.Namespace, adv: Any, release: Any, earlier: list[Any]) -> Any:
+    """The linkage adversary with the ``--original`` population on Spark (docs/spark.md): a
+    Parquet/CSV original is read and encoded on the cluster under the release's schema; a
+    built-in dataset or a database table is read here and handed to the cluster. Without
+    ``--original`` the population is the releases' own points and the local adversary runs."""
+    from ..data.datasets import DATASETS
+    from ..errors import ParameterError
+    from ._common import spark_session_from_args
+
+    if not earlier:  # before starting Spark (the message Adversary.run gives)
+        raise ParameterError(f"the {adv.name} adversary needs the earlier releases (--against-registry DIR_OR_DB)",
+                             parameter="earlier")
+    src = str(args.original)
+    with spark_session_from_args(args) as session:
+        from ..spark.encoding import encode_raw, format_of, from_encoded, read_raw
+        from ..spark.linkage import attack
+
+        database = args.format in ("sqlite", "duckdb") or (
+            "://" in src and src.split("://", 1)[0] in ("sqlite", "duckdb", "postgresql", "mysql"))
+        if src in DATASETS or args.table or args.query or database:
+            st = from_encoded(session, load_original(args, release))
+        else:
+            from ..data.schema import Schema
+            from ..pipeline import load_hierarchy
+
+            schema = Schema.from_dict(release.meta["schema"])
+            used = [*schema.qi_names, schema.sa.name]
+            hier: dict[str, Any] = {}
+            if release.meta.get("source") in DATASETS:
+                from ..data.datasets import load_dataset
+
+                hier = {k: v for k, v in load_dataset(release.meta["source"]).hierarchies.items() if k in used}
+            for item in args.hierarchy:
+                col, sep, path = item.partition("=")
+                if not sep:
+                    raise ParameterError(f"--hierarchy {item!r}: use COLUMN=PATH", parameter="hierarchy", value=item)
+                col = col.strip()
+                h = load_hierarchy(path.strip(), col, schema.column(col).kind if col in used else "categorical")
+                if h is None:
+                    hier.pop(col, None)
+                elif col in used:
+                    hier[col] = h
+            fmt = args.format
+            st = encode_raw(session, read_raw(session, src, fmt), schema, hier, source=src,
+                            csv=format_of(src, fmt) == "csv")
+            release.learn_input_size(st.n_rows)
+        with status(f"the {adv.name} adversary on Spark", quiet=args.quiet):
+            return attack(adv, release, st, earlier)
 
 
 #: the terminal's words for the summary's keys (the JSON keeps the keys)
@@ -114,5 +180,6 @@ def add_parser(sub: Any) -> None:
     u.add_argument("--min-support", type=POSITIVE_INT, help="background: least support of a signature's distribution "
                    "(default 100)")
     u.add_argument("--max-attrs", type=POSITIVE_INT, help="background: largest QI attribute set (default all, <= 6 QIs)")
+    add_engine_options(u)
     output_options(u)
     u.set_defaults(func=cmd_audit)

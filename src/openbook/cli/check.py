@@ -18,12 +18,14 @@ from typing import Any
 from ._common import (
     POSITIVE,
     POSITIVE_INT,
+    add_engine_options,
     config_from_args,
     emit,
     identity_options,
     input_options,
     output_options,
     print_table,
+    spark_session_from_args,
 )
 
 
@@ -55,6 +57,8 @@ AUTO_BATCH_BYTES = 1 << 30
 def check_levels(args: argparse.Namespace) -> dict[str, Any]:
     from ..models.levels import compute_levels
 
+    if getattr(args, "engine", "local") == "spark":
+        return check_levels_spark(args)
     t0 = time.perf_counter()
     if args.input and _is_release(args.input):
         from ..attacks.reidentification import reidentification_risk
@@ -79,6 +83,31 @@ def check_levels(args: argparse.Namespace) -> dict[str, Any]:
     levels = compute_levels(counts, domain, c=args.c)
     identity = identity_of()
     return {**what, "levels": levels, "identity": identity, "seconds": round(time.perf_counter() - t0, 4)}
+
+
+def check_levels_spark(args: argparse.Namespace) -> dict[str, Any]:
+    """``check --engine spark``: a raw Parquet/CSV table's levels and identity figures by
+    grouped aggregation on the cluster (:mod:`openbook.spark.check`; docs/spark.md)."""
+    from ..errors import ParameterError
+
+    t0 = time.perf_counter()
+    if args.batch_rows is not None:
+        raise ParameterError("--batch-rows reads in batches on this machine (--engine local); the Spark engine "
+                             "partitions the input itself", parameter="batch-rows")
+    if args.input and "://" not in args.input and Path(args.input).suffix == ".json":
+        raise ParameterError(f"{args.input}: check --engine spark reads raw tables; check a release with "
+                             "--engine local", parameter="engine", value="spark")
+    with spark_session_from_args(args) as spark:
+        from ..spark.check import identity_summary, spark_levels
+        from ..spark.encoding import load_spark_input
+
+        st = load_spark_input(spark, config_from_args(args))
+        levels, hist = spark_levels(st, c=args.c)
+    identity = identity_summary(hist, population_size=args.population_size,
+                                sampling_fraction=args.sampling_fraction, threshold=args.reid_threshold)
+    return {"kind": "raw table", "source": st.dictionaries.source, "qi": st.qi_names,
+            "sa": st.dictionaries.sa_name, "engine": "spark", "levels": levels, "identity": identity,
+            "seconds": round(time.perf_counter() - t0, 4)}
 
 
 def _frequency_table(args: argparse.Namespace) -> Any:
@@ -214,5 +243,6 @@ def add_parser(sub: Any) -> None:
                    help="read a CSV/Parquet input in batches of about N rows and keep only its distinct "
                         "(QI, SA) tuples: memory bounded by those, not by the rows (the same levels). "
                         f"Files of {AUTO_BATCH_BYTES >> 30} GiB or more are read in batches of 2^20 rows anyway")
+    add_engine_options(c)
     output_options(c)
     c.set_defaults(func=cmd_check)

@@ -11,10 +11,12 @@ same code the local engine runs, so the results are the local engine's (docs/spa
                       local engine's integer codes with dictionaries built on the driver;
 * :mod:`.check`       every level of ``check`` by grouped aggregation;
 * :mod:`.mondrian_plan`  the top cuts of Mondrian planned on the driver from histograms;
-* :mod:`.mondrian`    the fragments, each run by the local Mondrian on an executor;
+* :mod:`.mondrian`    the fragments, each run by the local Mondrian on an executor, and the
+                      model checked on every class of the whole release;
 * :mod:`.full_domain` full-domain search: node checks on the cluster, the lattice walk on the driver;
 * :mod:`.linkage`     the linkage adversary against earlier releases, over the population on the cluster;
-* :mod:`.output`      the global model check and the partitioned-Parquet release.
+* :mod:`.output`      the release as a folder of Parquet part files with its sidecar
+                      (``openbook.cli.spark_submit`` is the command as a ``spark-submit`` script).
 
 Nothing here is imported by the rest of openbook (PySpark is an optional dependency:
 ``pip install "openbook[spark]"``).

@@ -102,7 +102,10 @@ def spark_levels(st: SparkTable, *, c: float = 2.0) -> tuple[dict[str, Any], dic
     domain, qi_cols, n_sa = st.domain, st.qi_cols, st.n_sa
 
     def run(batches: Iterator[Any]) -> Iterator[Any]:
-        table = pa.Table.from_batches(list(batches))
+        got = list(batches)
+        if not got:  # an empty partition (fewer classes than partitions)
+            return
+        table = pa.Table.from_batches(got)
         out = []
         for mat in chunks_of(table, qi_cols, n_sa):
             sizes, freq = np.unique(mat.sum(axis=1), return_counts=True)

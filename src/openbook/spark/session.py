@@ -65,12 +65,15 @@ def spark_session(master: str | None = None, conf: Mapping[str, Any] | None = No
     active = SparkSession.getActiveSession()
     if active is not None and master is None:
         return active
+    submitted = master is None and bool(os.environ.get("PYSPARK_GATEWAY_PORT"))  # under spark-submit
     master = master or os.environ.get("OPENBOOK_SPARK_MASTER") or DEFAULT_MASTER
+    if submitted:  # spark-submit's --master and --conf stand (spark.master is set in its JVM)
+        master = os.environ.get("MASTER", "spark-submit")
     if master.startswith("local"):
         # the executors run this interpreter (and so this openbook, numpy, pyarrow)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    b = SparkSession.builder.master(master).appName(app)
+    b = SparkSession.builder.appName(app) if submitted else SparkSession.builder.master(master).appName(app)
     defaults = {"spark.ui.showConsoleProgress": "false", "spark.sql.session.timeZone": "UTC",
                 "spark.sql.execution.arrow.maxRecordsPerBatch": "65536"}
     if master.startswith("local"):
@@ -101,18 +104,6 @@ def session(master: str | None = None, conf: Mapping[str, Any] | None = None) ->
     finally:
         if not had:
             spark.stop()
-
-
-def parse_conf(items: Any) -> dict[str, str]:
-    """``--spark-conf KEY=VALUE`` (repeatable) as a dict; a malformed item is one line."""
-    out: dict[str, str] = {}
-    for item in items or ():
-        key, sep, value = str(item).partition("=")
-        if not sep or not key.strip():
-            raise ParameterError(f"--spark-conf {item!r}: use KEY=VALUE (e.g. spark.driver.memory=8g)",
-                                 parameter="spark-conf", value=item)
-        out[key.strip()] = value.strip()
-    return out
 
 
 def shuffle_partitions(spark: Any) -> int:

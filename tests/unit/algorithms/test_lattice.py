@@ -87,3 +87,37 @@ def test_adult_arx_k5_node_at_least_as_good_as_arx(adult_frame):
     assert lat.satisfies(arx)
     assert p.provenance["metric_value"] <= lat.metric(arx, "loss") + 1e-12
     assert p.n_suppressed == 0
+
+
+def test_mask_bounds_count_the_rows_of_unkept_combinations():
+    """The suppression-aware bounds read packed masks: the rows of the combinations whose bit
+    is 0, against the unpacked sum, for sizes around the byte boundary; and the decision of
+    a node between two satisfying nodes above and two failing nodes below it (the states
+    the search calls it in) against the bounds computed on unpacked masks."""
+    from openbook.algorithms.lattice_search import FAIL, SAT, UNKNOWN, MaskBounds
+
+    rng = np.random.default_rng(7)
+    decided, seen = 0, set()
+    for m in (1, 7, 8, 9, 23, 64, 100):
+        w = rng.integers(1, 5, m)
+        for _ in range(40):
+            kept = rng.random(m) < rng.random()
+            mb = MaskBounds(w, 0, 1)
+            assert mb._unkept(np.packbits(kept)) == int(w[~kept].sum())
+            masks = rng.random((4, m)) < np.array([0.5, 0.5, 0.9, 0.9])[:, None]
+            unkept = [int(w[~k].sum()) for k in masks]
+            # rows 0, 1 below (1, 1) must fail, rows 2, 3 above it must satisfy
+            lo, hi = max(unkept[2], unkept[3]), min(unkept[0], unkept[1]) - 1
+            if lo > hi:
+                continue
+            budget = int(rng.integers(lo, hi + 1))
+            mb = MaskBounds(w, budget, 2)
+            for levels, k in zip(([0, 1], [1, 0], [2, 1], [1, 2]), masks):
+                mb.add(np.array(levels), k)
+            sure = int(w[~(masks[2] & masks[3])].sum())  # suppressed above: suppressed at (1, 1)
+            maybe = int(w[~(masks[0] | masks[1])].sum())  # kept below: kept at (1, 1)
+            want = FAIL if sure > budget else SAT if maybe <= budget else UNKNOWN
+            assert mb.decide(np.array([1, 1])) == want
+            decided += 1
+            seen.add(want)
+    assert decided >= 20 and seen == {FAIL, SAT, UNKNOWN}

@@ -7,6 +7,7 @@ with the budget; a node is minimal when it satisfies and no node strictly below 
 """
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,12 @@ BUDGETS = [0.0, 0.05, 0.15, 0.3]
 
 
 def _table(seed: int) -> EncodedTable:
+    frame, schema, h = _frame_and_schema(seed)
+    return encode(frame, schema, h)
+
+
+def _frame_and_schema(seed: int):
+    """A random table (skewed SA, 20–60 rows), its schema and hierarchies."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(20, 60))
     k = int(rng.integers(3, 5))
@@ -40,7 +47,7 @@ def _table(seed: int) -> EncodedTable:
          # SA hierarchy (hierarchical t-closeness): values 0, 10 | 20, 30 under two parents
          "sa": from_levels([[10 * v, "lo" if v < 2 else "hi", "*"] for v in range(k)], column="sa")}
     schema = Schema.build(qi=["age:numeric", "zip", "sex"], sa="sa:numeric", sensitive_sets={"s": [0]})
-    return encode(frame, schema, h)
+    return frame, schema, h
 
 
 def _brute_satisfies(t: EncodedTable, model, levels, budget: int) -> bool:
@@ -63,6 +70,52 @@ def _brute_minimal(t: EncodedTable, model, ms: float) -> set[tuple[int, ...]]:
     return {v for v in sat if not any(u != v and all(a <= b for a, b in zip(u, v)) for u in sat)}
 
 
+def _brute_metric(t: EncodedTable, model, levels, budget: int, metric: str) -> tuple[Fraction, Fraction]:
+    """Exact ``(metric, bound)`` of a node from its rows: the loss (Iyengar's LM, a
+    suppressed row costing 1 per QI) and the loss with nothing suppressed; height and
+    precision are their own bounds."""
+    d = len(levels)
+    if metric == "height":
+        return Fraction(sum(levels)), Fraction(sum(levels))
+    if metric == "precision":
+        hs = [max(t.hierarchy(nm).height, 1) for nm in t.qi_names]
+        v = sum(Fraction(lv, h) for lv, h in zip(levels, hs)) / d
+        return v, v
+    cost = np.zeros(t.n_rows, dtype=object)
+    for nm, lv in zip(t.qi_names, levels):
+        h = t.hierarchy(nm)
+        anc = np.asarray(h.ancestor_table[lv])[t.columns[nm].codes]
+        cov = np.asarray(h.coverage)[anc]
+        cost = cost + np.array([Fraction(int(c) - 1, max(h.n_leaves - 1, 1)) for c in cov], dtype=object)
+    gen = [t.hierarchy(nm).generalize(t.columns[nm].codes, lv) for nm, lv in zip(t.qi_names, levels)]
+    _, cls = np.unique(np.stack(gen, axis=1), axis=0, return_inverse=True)
+    cls = cls.ravel()
+    counts = np.zeros((int(cls.max()) + 1, len(t.sa_domain.values)), dtype=np.int64)
+    np.add.at(counts, (cls, t.sa_codes), 1)
+    ok = np.asarray(model.holds(counts, t.sa_domain), dtype=bool)[cls]
+    scale = Fraction(1, t.n_rows * d)
+    return (sum(cost[ok], Fraction(0)) + int((~ok).sum()) * d) * scale, sum(cost, Fraction(0)) * scale
+
+
+def _check_anonymizer(t, model, ms, truth, metric="loss") -> None:
+    """Every minimal node with ``all_minimal``; by default (pruned on the metric's bound) a
+    node of optimal metric, and in provenance exactly the minimal nodes whose bound does not
+    exceed the optimum (up to the float slack of the search, 1e-9)."""
+    budget = int(np.floor(ms * t.n_rows + 1e-9))
+    full = make_algorithm("full-domain-search", model=model, max_suppression=ms, metric=metric,
+                          all_minimal=True).partition(t)
+    assert {tuple(v) for v in full.provenance["minimal_nodes"]} == truth
+    exact = {v: _brute_metric(t, model, v, budget, metric) for v in truth}
+    opt = min(m for m, _ in exact.values())
+    p = make_algorithm("full-domain-search", model=model, max_suppression=ms, metric=metric).partition(t)
+    chosen = tuple(p.provenance["levels"])
+    assert chosen in truth and exact[chosen][0] == opt
+    assert chosen == tuple(full.provenance["levels"])
+    got = {tuple(v) for v in p.provenance["minimal_nodes"]}
+    assert {v for v, (_, b) in exact.items() if b <= opt} <= got
+    assert got <= {v for v, (_, b) in exact.items() if b <= opt + Fraction(1, 10**9)}
+
+
 @pytest.mark.parametrize("spec", MODELS)
 def test_search_returns_exactly_the_minimal_nodes(spec):
     """40 random tables × 4 budgets per model (with an SA hierarchy for hierarchical
@@ -77,11 +130,23 @@ def test_search_returns_exactly_the_minimal_nodes(spec):
             got = {tuple(int(x) for x in v) for v in lat.minimal(lat.search())}
             assert got == truth, (spec, seed, ms)
             checked += 1
-            if truth:  # the anonymizer returns one of them, with provenance listing all
-                p = make_algorithm("full-domain-search", model=model, max_suppression=ms).partition(t)
-                assert tuple(p.provenance["levels"]) in truth
-                assert {tuple(v) for v in p.provenance["minimal_nodes"]} == truth
+            if truth:
+                _check_anonymizer(t, model, ms, truth)
     assert checked == 160
+
+
+@pytest.mark.parametrize("spec", ["k=3", "l=2", "entropy-l=2", "t=0.25"])
+@pytest.mark.parametrize("metric", ["height", "precision"])
+def test_pruning_on_height_and_precision_keeps_the_optimum(spec, metric):
+    """The search pruned on the height / precision metric (each its own bound) returns a
+    node of optimal metric and every minimal node that ties with it."""
+    model = make_model(spec)
+    for seed in range(12):
+        t = _table(seed)
+        for ms in BUDGETS:
+            truth = _brute_minimal(t, model, ms)
+            if truth:
+                _check_anonymizer(t, model, ms, truth, metric)
 
 
 def _fixture(x: list[int], sa: list[int], levels: list[list[str]]) -> EncodedTable:

@@ -1,0 +1,84 @@
+"""The Spark release on disk: a Parquet folder and its sidecar with a digest per part file,
+rows sorted by published values, written atomically, never over an existing path without
+``force``; the published classes satisfy the model (checked here without Spark) and
+published + suppressed = input."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from openbook.data.table import encode
+from openbook.errors import DataError, ParameterError
+from openbook.models.registry import make_model
+from openbook.spark.encoding import from_encoded
+from openbook.spark.mondrian import spark_mondrian, verify
+from openbook.spark.output import verify_folder, write_release
+
+from .conftest import frame_schema, random_frame
+
+
+@pytest.fixture(scope="module")
+def run(spark):
+    frame = random_frame(21, 400, card=8)
+    table = encode(frame, frame_schema(frame))
+    model = make_model("l=2")
+    res = spark_mondrian(from_encoded(spark, table), model, strict=False, max_fragment=60)
+    return frame, table, model, res, verify(res)
+
+
+def test_release_folder_holds_the_model_and_every_row(run, tmp_path):
+    frame, table, model, res, check = run
+    out = tmp_path / "rel.parquet"
+    files = write_release(res, check, out, publish_suppressed_count=True)
+    assert files == [out, tmp_path / "rel.parquet.json"]
+    side = verify_folder(out)
+    assert side["n_input"] == side["n_published"] + side["n_suppressed"] == len(frame)
+    assert sum(p["rows"] for p in side["files"]["parts"]) == len(frame)
+    data = pq.read_table(out).to_pandas()
+    assert len(data) == len(frame) and list(data.columns) == ["q0", "q1", "q2", "sa"]
+    # sorted by published values, not in input order
+    keys = list(zip(*(data[c].astype(str) for c in data.columns)))
+    assert keys == sorted(keys)
+    # the model on the published classes (equal QI labels), without Spark
+    counts = pd.crosstab([data[c] for c in ["q0", "q1", "q2"]], data["sa"])
+    dom = table.sa_domain
+    mat = np.zeros((len(counts), dom.n_values), dtype=np.int64)
+    for s, col in counts.items():
+        mat[:, list(dom.values).index(s)] = col.to_numpy()
+    assert model.holds(mat, dom).all()
+    # the SA values published are the input's, row for row as a multiset
+    assert sorted(data["sa"]) == sorted(frame["sa"])
+
+
+def test_refuses_existing_path_and_force_replaces(run, tmp_path):
+    _, _, _, res, check = run
+    out = tmp_path / "rel.parquet"
+    write_release(res, check, out)
+    side = json.loads((tmp_path / "rel.parquet.json").read_text())
+    assert "n_input" not in side and "n_suppressed" not in side  # not published by default
+    with pytest.raises(ParameterError, match="use --force"):
+        write_release(res, check, out)
+    write_release(res, check, out, force=True)
+    verify_folder(out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rel.parquet", "rel.parquet.json"]  # nothing left behind
+
+
+def test_tampered_part_is_detected(run, tmp_path):
+    _, _, _, res, check = run
+    out = tmp_path / "rel.parquet"
+    write_release(res, check, out)
+    part = sorted(out.glob("part-*.parquet"))[0]
+    part.write_bytes(part.read_bytes()[:-1] + b"x")
+    with pytest.raises(DataError, match="digest mismatch"):
+        verify_folder(out)
+
+
+def test_output_name_checked(run, tmp_path):
+    _, _, _, res, check = run
+    with pytest.raises(ParameterError, match="NAME.parquet"):
+        write_release(res, check, tmp_path / "rel.csv")
