@@ -17,7 +17,8 @@ Beside GG, ``cormode2010-fig3`` replays SG, Anatomy, relaxed and strict Mondrian
 ``others``) and reports the bounds (``e/ℓ``, Theorem 5's ``1/(ℓ - 2/3)``), the people the
 replay left unresolved (``n_unresolved``, ``unresolved_fraction``: classes coupled beyond
 every exact method and the sampling budget — counted in ``vulnerable_fraction``, never as
-safe) and the vulnerable people among the resolved ones (``n_vulnerable_resolved``). The t-closeness
+safe; ``unresolved_reason``: the reason covering most of them) and the vulnerable people
+among the resolved ones (``n_vulnerable_resolved``). The t-closeness
 panel (Fig. 3(c),(d)) runs GG under equal-distance t-closeness; a tuple is vulnerable when
 the distance ``½ Σ |posterior - table distribution|`` exceeds ``t`` (sampled replay).
 """
@@ -71,7 +72,9 @@ def _risk(table: EncodedTable, algo: Any, l: int, *, worlds: int, seed: int) -> 
             # people no exact method or sampling budget resolved: counted in
             # vulnerable_fraction (never safe), and reported apart
             "n_unresolved": s.n_unresolved, "n_vulnerable_resolved": s.n_vulnerable,
-            "unresolved_fraction": s.n_unresolved / max(s.n_published, 1)}
+            "unresolved_fraction": s.n_unresolved / max(s.n_published, 1),
+            # why they stay unresolved: the reason covering the most people
+            "unresolved_reason": (res.notes.get("unresolved") or [{"reason": ""}])[0]["reason"]}
 
 
 @experiment("cormode2010-fig3", paper="000 §5.1, Fig. 3",
@@ -107,7 +110,7 @@ def run_fig3(quick: bool = False, seed: int = 0) -> ExperimentResult:
                                "theorem5_multiple": theorem5_bound(l) * l, "max_stderr": r2["max_stderr"],
                                "n_unresolved": r2["n_unresolved"], "unresolved_fraction": r2["unresolved_fraction"],
                                "n_vulnerable_resolved": r2["n_vulnerable_resolved"],
-                               "units_sampled": r2["units_sampled"]})
+                               "unresolved_reason": r2["unresolved_reason"], "units_sampled": r2["units_sampled"]})
     tcl = []
     # t-closeness looks at all 14 values: GG groups are sampled, slowly and with a small
     # effective sample size in long groups — full run only, read with its standard errors

@@ -202,3 +202,81 @@ def test_sequential_sampler_of_long_groups_within_three_standard_errors(name, se
     z = np.asarray(z)
     assert long_groups >= 6 and z.size > 200, (long_groups, z.size)
     assert (z > 3).mean() <= 0.02 and z.max() < 5
+
+
+def test_sampled_unit_without_a_consistent_pilot_world_stops_there_unresolved(monkeypatch):
+    """A sampled unit none of whose first ``max(PILOT_WORLDS, worlds // 10)`` draws keeps its
+    decisions is unresolved (NaN, with the reason) after those draws, never after all of them;
+    only units no world keeps (every table weighed) are picked, so stopping loses nothing."""
+    from openbook.attacks.replay import engine
+
+    weighed = []
+    real = engine.weight_chunked
+
+    def counting(unit, tabs, rep, n_sa):
+        weighed.append(tabs.shape[0])
+        return real(unit, tabs, rep, n_sa)
+
+    monkeypatch.setattr(engine, "weight_chunked", counting)
+    rng = np.random.default_rng(8)
+    stopped = 0
+    for _ in range(400):
+        unit = _random_unit(rng)
+        n_sa = unit.leaf_counts.shape[1]
+        masks = np.eye(n_sa, dtype=bool)
+        rep, K, _ = classes(unit, masks)
+        if _every_table(unit, K, rep, n_sa)[2].any():
+            continue  # some world keeps the decisions
+        weighed.clear()
+        r = engine.solve_unit(unit, masks, worlds=5000, seed=1, force_sample=True, piece_limit=1)
+        assert not r.consistent and np.isnan(r.post).all() and r.reason
+        if r.reason.startswith("no consistent world in the first"):
+            stopped += 1
+            assert r.reason == "no consistent world in the first 500 draws"
+            assert sum(weighed) == 500 and r.n_worlds == 500
+    assert stopped >= 10
+
+
+def test_unresolved_people_are_reported_with_their_reason(monkeypatch):
+    """Every unresolved person is counted once in ``notes["unresolved"]`` (reason, units,
+    classes, people); with the re-run budget cut to 9,000 rows, sampled units with regions draw
+    fewer worlds (never fewer than the pilot's) and stay within 3 standard errors of the exact
+    replay."""
+    from openbook.attacks.replay import engine
+
+    monkeypatch.setattr(engine, "MAX_RERUN", 9000.0)
+    rng = np.random.default_rng(31)
+    z, capped, done = [], 0, 0
+    while done < 40:
+        n_sa = int(rng.integers(2, 4))
+        n = int(rng.integers(5, 9))
+        t = _interleaved_table(rng.integers(0, 4, size=n), rng.integers(0, n_sa, size=n), n_sa)
+        algo = make_algorithm("mondrian", model=make_model(MODELS[int(rng.integers(len(MODELS)))]),
+                              strict=bool(rng.integers(2)))
+        try:
+            part = algo.partition(t)
+        except OpenbookError:
+            continue
+        masks = np.eye(n_sa, dtype=bool)
+        names = [str(i) for i in range(n_sa)]
+        exact = replay_attack(t, part.group, algo, targets=(names, masks), kind="generalized")
+        smp = replay_attack(t, part.group, algo, targets=(names, masks), kind="generalized", worlds=3000,
+                            seed=done, force_sample=True, piece_limit=1)
+        for res in (exact, smp):
+            assert sum(u["people"] for u in res.notes["unresolved"]) == int(res.unresolved.sum())
+            assert all(u["reason"] and u["units"] >= 1 for u in res.notes["unresolved"])
+        gi = smp.group_info
+        pilot = max(engine.PILOT_WORLDS, 3000 // 10)  # the first draws: never fewer
+        drawn = gi.loc[~gi["exact"] & (gi["worlds"] > 0), "worlds"]
+        assert (drawn >= pilot).all()
+        capped += int((drawn < 3000).any())
+        ok = ~smp.unresolved & ~exact.unresolved
+        d = np.abs(smp.posterior - exact.posterior)[ok]
+        se = smp.stderr[ok]
+        pos = se > 1e-12
+        assert np.all(d[~pos] < 1e-12)
+        z.extend((d[pos] / se[pos]).tolist())
+        done += 1
+    assert capped >= 5
+    z = np.asarray(z)
+    assert z.size > 20 and (z > 3).mean() <= 0.02 and z.max() < 5

@@ -123,6 +123,7 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
     seeds = rng.integers(0, 2**31 - 1, size=max(1, len(units)))
     info = {"group": [], "unit": [], "exact": [], "worlds": [], "accepted": [], "unit_kind": []}
     n_exact = n_sampled = n_unres = 0
+    reasons: dict[str, list[int]] = {}  # why -> [units, classes, people]
     done: dict[int, Any] = {}
     if not force_sample:  # small units of decisions: exact, all at once
         small = [i for i, u in enumerate(units) if batchable(u)]
@@ -147,6 +148,11 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
         if not r.consistent:
             unresolved[u.rows] = True
             n_unres += 1
+            why = r.reason or "no world is consistent with the release"
+            reasons.setdefault(why, [0, 0, 0])
+            reasons[why][0] += 1
+            reasons[why][1] += int(np.unique(group[u.rows]).size)
+            reasons[why][2] += int(u.rows.size)
         g = np.unique(group[u.rows])
         info["group"].extend(g.tolist())
         info["unit"].extend([ui] * g.size)
@@ -165,6 +171,9 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
                "algorithm": algorithm.name, "params": _jsonable(algorithm.params()),
                "classes": n_groups, "units": len(units), "units_exact": n_exact, "units_sampled": n_sampled,
                "units_unresolved": n_unres, "regions": sum(len(u.regions) for u in units),
+               # what stays unresolved and why (those people count as failing, never as safe)
+               "unresolved": [{"reason": k, "units": v[0], "classes": v[1], "people": v[2]}
+                              for k, v in sorted(reasons.items(), key=lambda kv: -kv[1][2])],
                "worlds_per_unit": int(worlds), "exact_limit": float(exact_limit),
                "elapsed_s": round(time.perf_counter() - t0, 3)},
     )

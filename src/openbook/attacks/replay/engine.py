@@ -23,7 +23,9 @@ the factors too wide to keep inside one piece; each piece is drawn from its exac
 conditional distribution and the joining factors weight the joint draws (importance
 sampling); otherwise worlds are drawn uniformly and weighted by the likelihood. The
 posterior is self-normalised and its standard error is ``sqrt(Σ w²(x-x̂)²)/Σ w``; a unit
-no drawn world reproduces is *unresolved*.
+no drawn world reproduces is *unresolved*. Budgets (:data:`MAX_WORK`, :data:`MAX_RERUN`,
+the pilot :data:`PILOT_WORLDS`) cap what one unit may cost; a unit past them is unresolved
+too, with the reason (``UnitResult.reason``) — unresolved people count as failing.
 """
 
 from __future__ import annotations
@@ -47,6 +49,13 @@ REGION_WORK = 2e6
 MAX_WORK = 5e7
 #: worlds of one piece of a sampled unit (its exact conditional is enumerated)
 PIECE_LIMIT = 2e4
+#: rows re-run (worlds × rows of the regions checked on the joint draws) per sampled unit;
+#: a unit whose regions would need more draws fewer worlds (its standard errors say so),
+#: never fewer than the pilot's; one whose pilot alone needs more is unresolved
+MAX_RERUN = 4e6
+#: the first draws of a sampled unit (at least this many, or a tenth of its worlds): a unit
+#: none of whose first draws is consistent is left unresolved without drawing the rest
+PILOT_WORLDS = 200
 
 
 def holds(model: Any, domain: Any, counts: np.ndarray) -> np.ndarray:
@@ -342,6 +351,8 @@ class UnitResult:
     n_worlds: float    # worlds enumerated (exact: number of tables or states) or sampled
     accepted: float    # sampled: effective number of accepted worlds; exact: weight share
     consistent: bool
+    #: why an inconsistent unit is unresolved (``""`` when resolved)
+    reason: str = ""
 
 
 def classes(unit: Unit, target_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -385,7 +396,7 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, 
     size = unit.cell_size.astype(np.float64)
     if unit.unresolved:
         nan = np.full((unit.n_cells, tm.shape[2]), np.nan)
-        return UnitResult(nan, nan.copy(), False, 0.0, 0.0, False)
+        return UnitResult(nan, nan.copy(), False, 0.0, 0.0, False, "a structure the replay does not model")
     if unit.constant:  # nothing excluded: the class frequency
         leaf_freq = K / K.sum(axis=1, keepdims=True)
         post = np.einsum("cv,cvt->ct", leaf_freq[unit.cell_leaf], tm[unit.cell_leaf])
@@ -407,7 +418,8 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, 
             post_cls, n_worlds, share, consistent = ex
             post = np.einsum("cv,cvt->ct", post_cls, tm[unit.cell_leaf])
             se = np.zeros_like(post) if consistent else post.copy()
-            return UnitResult(post, se, True, n_worlds, share, consistent)
+            return UnitResult(post, se, True, n_worlds, share, consistent,
+                              "" if consistent else "no world is consistent with the release")
     if unit.likelihood is None and unit.chain is None:
         return _solve_pieces(unit, K, rep, tm, n_sa, size, worlds, seed,
                              PIECE_LIMIT if piece_limit is None else piece_limit)
@@ -535,10 +547,10 @@ class _Accumulator:
         self.w2x += np.einsum("w,wct->ct", w ** 2, x)
         self.w2x2 += np.einsum("w,wct->ct", w ** 2, x ** 2)
 
-    def result(self, worlds: int) -> UnitResult:
+    def result(self, worlds: int, reason: str = "no drawn world is consistent") -> UnitResult:
         if not self.sw > 0:
             nan = np.full(self.wx.shape, np.nan)
-            return UnitResult(nan, nan.copy(), False, float(worlds), 0.0, False)
+            return UnitResult(nan, nan.copy(), False, float(worlds), 0.0, False, reason)
         post = self.wx / self.sw
         var = self.w2x2 - 2 * post * self.w2x + post ** 2 * self.sw2
         se = np.sqrt(np.maximum(var, 0.0)) / self.sw
@@ -578,6 +590,9 @@ def _solve_pieces(unit: Unit, K: np.ndarray, rep: np.ndarray, tm: np.ndarray, n_
     deferred: list[tuple[str, int]] = []
     for kind, i, leaves in sorted(scopes, key=lambda s: (s[2].size, float(lw[s[2]].sum()))):
         roots = sorted({find(int(x)) for x in leaves})
+        if not roots:  # reads no cell: the same in every world, weighed on the joint draws
+            deferred.append((kind, i))
+            continue
         tot = float(sum(comp_lw[r_] for r_ in roots))
         rr = float(sum(comp_rows[r_] for r_ in roots)) + (unit.regions[i].cells.size if kind == "r" else 0)
         if tot <= cap and (rr == 0 or tot <= math.log(max(REGION_WORK / rr, 1.0))):
@@ -589,10 +604,17 @@ def _solve_pieces(unit: Unit, K: np.ndarray, rep: np.ndarray, tm: np.ndarray, n_
         else:
             deferred.append((kind, i))
     root_of = np.array([find(x) for x in range(n_leaves)])
-    work = worlds * (unit.n_cells + sum(unit.regions[i].cells.size for k_, i in deferred if k_ == "r"))
-    if work > MAX_WORK:  # coupled too widely to sample within the budget: unresolved
+    rerun = sum(unit.regions[i].cells.size for k_, i in deferred if k_ == "r")
+    pilot = min(worlds, max(PILOT_WORLDS, worlds // 10))
+    if rerun:  # the joint draws' re-runs within MAX_RERUN rows: fewer worlds, never below the pilot
+        worlds = max(pilot, min(worlds, int(MAX_RERUN // rerun)))
+    work = worlds * (unit.n_cells + rerun)
+    if work > MAX_WORK or (worlds == pilot and worlds * rerun > MAX_RERUN):
+        # coupled too widely to sample within the budget: unresolved
         nan = np.full((unit.n_cells, tm.shape[2]), np.nan)
-        return UnitResult(nan, nan.copy(), False, 0.0, 0.0, False)
+        return UnitResult(nan, nan.copy(), False, 0.0, 0.0, False,
+                          f"coupled beyond the sampling budget ({n_leaves} classes, {unit.n_cells} cells, "
+                          f"{0 if dec is None else dec.k} decisions, {len(unit.regions)} regions)")
     rng = np.random.default_rng(seed)
     # each piece with local factors: its exact conditional distribution over tables
     local_by_root: dict[int, list[tuple[str, int]]] = {}
@@ -626,7 +648,8 @@ def _solve_pieces(unit: Unit, K: np.ndarray, rep: np.ndarray, tm: np.ndarray, n_
                 tabs, logw = tabs[keep], logw[keep]
         if tabs.shape[0] == 0:  # no world of this piece keeps its decisions
             nan = np.full((unit.n_cells, tm.shape[2]), np.nan)
-            return UnitResult(nan, nan.copy(), False, float(worlds), 0.0, False)
+            return UnitResult(nan, nan.copy(), False, float(worlds), 0.0, False,
+                              "no world is consistent with the release")
         pieces.append((cells, sub, tabs, logw))
     # the pieces' regions, re-run together
     items = [(r, tabs, rep) for _, sub, tabs, _ in pieces for r in sub.regions]
@@ -638,7 +661,8 @@ def _solve_pieces(unit: Unit, K: np.ndarray, rep: np.ndarray, tm: np.ndarray, n_
             wt = wt * next(passed)
         if not wt.sum() > 0:  # no world of this piece is consistent
             nan = np.full((unit.n_cells, tm.shape[2]), np.nan)
-            return UnitResult(nan, nan.copy(), False, float(worlds), 0.0, False)
+            return UnitResult(nan, nan.copy(), False, float(worlds), 0.0, False,
+                              "no world is consistent with the release")
         exact_pieces.append((cells, tabs, np.cumsum(wt / wt.sum())))
     in_exact = np.zeros(unit.n_cells, dtype=bool)
     for cells, _, _ in exact_pieces:
@@ -652,8 +676,12 @@ def _solve_pieces(unit: Unit, K: np.ndarray, rep: np.ndarray, tm: np.ndarray, n_
     step = max(1, int(_TABLE_ENTRIES // max(1, unit.n_cells * K.shape[1])))
     tm_cells = tm[unit.cell_leaf]
     free_leaves = np.unique(unit.cell_leaf[free])
-    for a in range(0, worlds, step):
-        w_n = min(step, worlds - a)
+    # the pilot's draws first: a unit none of them keeps stops there (unresolved)
+    bounds = sorted({0, pilot, worlds} | set(range(pilot, worlds, step)) | set(range(0, pilot, step)))
+    for a, b in zip(bounds[:-1], bounds[1:]):
+        if a == pilot and not acc.sw > 0:
+            return acc.result(a, f"no consistent world in the first {a} draws")
+        w_n = b - a
         counts = np.zeros((w_n, unit.n_cells, K.shape[1]), dtype=np.int32)
         if free.size:
             fmap = np.full(n_leaves, -1, dtype=np.int64)

@@ -11,9 +11,31 @@ the tuples"); the replay only needs each world's SA counts per cell.
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
+from typing import Iterator
 
+import numba
 import numpy as np
 from numba import njit
+
+#: rows below which a parallel kernel run (a planner re-run) is cheaper on one thread: each
+#: parallel launch wakes the thread pool (milliseconds on a busy machine, whatever the work)
+SERIAL_ROWS = 100_000
+
+
+@contextmanager
+def serial_below(rows: int, threshold: int = SERIAL_ROWS) -> Iterator[None]:
+    """Run numba's parallel kernels on the calling thread alone while the work is small
+    (``rows < threshold``); the thread count (numba's, per calling thread) is restored."""
+    if rows >= threshold:
+        yield
+        return
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(before)
 
 
 @njit(cache=True)

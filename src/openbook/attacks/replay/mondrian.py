@@ -23,6 +23,7 @@ from ...errors import ParameterError
 from ...models.promise import size_floor
 from ...release.align import label_keys
 from .engine import Unit
+from .kernels import serial_below
 from .splits import SplitWalk, assemble_units, verify_leaves
 
 #: concatenated rows per re-run of the planner in a region check
@@ -74,8 +75,9 @@ class Rerun:
         lab = np.concatenate([np.ascontiguousarray(reqs[k][1][a:a + w], dtype=np.int32).ravel() for k, a, w in job])
         r_of = np.repeat([reqs[k][0].size for k, _, w in job], [w for _, _, w in job]).astype(np.int64)
         lo = np.concatenate([[0], np.cumsum(r_of)[:-1]]).astype(np.int64)
-        tree = mondrian_plan(self.space, self.X_all[rows_all], lab, self.n_sa, self.decide, strict=self.strict,
-                             floor=self.floor, lo=lo, hi=lo + r_of)
+        with serial_below(rows_all.size):
+            tree = mondrian_plan(self.space, self.X_all[rows_all], lab, self.n_sa, self.decide, strict=self.strict,
+                                 floor=self.floor, lo=lo, hi=lo + r_of)
         leaf, n_leaf = tree.group, tree.n_groups
         c = self.group[rows_all]
         cmin = np.full(n_leaf, np.iinfo(np.int64).max)

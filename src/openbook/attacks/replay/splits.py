@@ -43,7 +43,7 @@ from ...errors import VerificationError
 from ...release.align import label_keys
 from .engine import Decisions, Region, Unit, holds
 from .generic import set_only_mask
-from .kernels import box_points, class_sides, refine_atoms, segment_sum
+from .kernels import box_points, class_sides, refine_atoms, segment_sum, serial_below
 
 #: box points per side above which a decision is taken as world-dependent (conservative)
 _BOX_CAP = 4096
@@ -188,7 +188,10 @@ class SplitWalk:
             out[took] = leaf_ok
             rest = np.flatnonzero(~leaf_ok)
             if rest.size:
-                for later in sub.take(ids[rest]).later(np.arange(rest.size)):
+                # the later cuts of a few nodes: small kernel runs, on this thread alone
+                with serial_below(int((sub.hi[ids[rest]] - sub.lo[ids[rest]]).sum())):
+                    laters = sub.take(ids[rest]).later(np.arange(rest.size))
+                for later in laters:
                     lpos, _ = later.segments()
                     lleft = later.left_mask()
                     lcls = self.group[later.rows[lpos]]
