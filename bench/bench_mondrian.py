@@ -4,7 +4,7 @@ process.
 
     .venv/bin/python bench/bench_mondrian.py                  # 10^6 and 10^7 rows
     .venv/bin/python bench/bench_mondrian.py --sizes 1e6      # quicker
-    .venv/bin/python bench/bench_mondrian.py --big            # also 10^8 rows, strict (~25 GB machine)
+    .venv/bin/python bench/bench_mondrian.py --big            # also 10^8 rows (~25 GB machine)
 
 Every configuration runs in a fresh process that loads the codes (an ``(n, 8)`` int32 matrix
 in column order, which the table's columns view without a copy, plus the int32 SA codes),
@@ -20,18 +20,25 @@ codes: the process's peak resident set (``VmHWM``, reset just before the run thr
 ``/proc/self/clear_refs``, else ``ru_maxrss``) minus its resident set while holding the codes,
 per row.
 
+Before/after: every configuration up to 10^7 rows also runs, in the same way and in the same
+run, on openbook's code before this round of speed work (:mod:`_baseline`, commit
+``BASELINE``: ``import openbook`` from an exported copy of that commit's ``src``), and the
+table gives the speed-up and whether both computed the same partition (a digest of the group
+labels).
+
 The first-call latency is measured in a fresh process with a warm numba cache: the time of
 the first ``partition`` call on a 200-row table after the imports, and the import of the
-Mondrian module itself.
+Mondrian module itself (the codes and the table class are imported before).
 
-Targets (issues 16, 17): <= 2 s at 10^7 rows x 8 QIs (strict, k = 10) with its ratio to the
-numpy pass; <= 40 bytes per row beyond the codes at 10^7 and 10^8; <= 100 ms for the first
+Targets (issues 16, 17): <= 2 s at 10^7 rows x 8 QIs (strict and relaxed, k = 10) with its
+ratio to the numpy pass; <= 40 bytes per row beyond the codes at 10^7 and 10^8; <= 100 ms for the first
 Mondrian call.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
@@ -44,6 +51,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _baseline import BASELINE, baseline_env  # noqa: E402
 from _peers import machine  # noqa: E402
 
 N_QI = 8
@@ -106,11 +114,15 @@ def run_one(n: int, strict: bool, repeat: int) -> None:
     algo = make_algorithm("mondrian", model=make_model("k=10"), strict=strict)
     small = EncodedTable.from_codes(qi_codes=np.arange(200 * N_QI, dtype=np.int32).reshape(200, N_QI) % 7,
                                     sa_codes=np.arange(200) % 3)
-    from openbook.algorithms import mondrian_kernels
-
-    mondrian_kernels.FORCE = "compiled"  # load numba's code for these types outside the timing
+    try:
+        from openbook.algorithms import mondrian_kernels
+    except ImportError:  # the code before this round compiles on any call
+        mondrian_kernels = None
+    if mondrian_kernels is not None:
+        mondrian_kernels.FORCE = "compiled"  # load numba's code for these types outside the timing
     algo.partition(small)
-    mondrian_kernels.FORCE = None
+    if mondrian_kernels is not None:
+        mondrian_kernels.FORCE = None
 
     def numpy_pass() -> None:
         for j in range(N_QI):
@@ -124,15 +136,16 @@ def run_one(n: int, strict: bool, repeat: int) -> None:
         np_times.append(time.perf_counter() - t)
     base = _status("VmRSS")
     exact = _reset_peak()
-    times, groups = [], 0
+    times, groups, digest = [], 0, ""
     for _ in range(repeat):
         t = time.perf_counter()
         p = algo.partition(table)
         times.append(time.perf_counter() - t)
         groups = p.n_groups
+        digest = hashlib.sha256(np.ascontiguousarray(p.group, dtype=np.int64).data).hexdigest()[:16]
         del p
     peak = _status("VmHWM") if exact else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"seconds": min(times), "numpy_seconds": min(np_times), "groups": int(groups),
+    print(json.dumps({"seconds": min(times), "numpy_seconds": min(np_times), "groups": int(groups), "digest": digest,
                       "extra_bytes_per_row": (peak - base) / n, "codes_bytes_per_row": qi.nbytes / n + sa.nbytes / n,
                       "exact_peak": exact}))
 
@@ -158,48 +171,71 @@ print(json.dumps({"import": t2 - t1, "first": t4 - t3, "second": t5 - t4}))
 """
 
 
-def first_call(strict: bool, repeat: int = 3) -> dict:
+def first_call(strict: bool, env: dict | None = None, repeat: int = 3) -> dict:
     """Best of ``repeat`` fresh processes (after one that warms the numba cache)."""
     code = FIRST_CALL.replace("STRICT", str(strict))
     runs = []
     for _ in range(repeat + 1):
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
         runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
     runs = runs[1:]
     return {k: min(r[k] for r in runs) for k in runs[0]}
 
 
+def _config(n: int, strict: bool, repeat: int, env: dict | None) -> dict | str:
+    """One configuration in a fresh process: its JSON record, or the error's last line."""
+    out = subprocess.run([sys.executable, __file__, "--one", str(n), str(int(strict)), str(repeat)],
+                         capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        return (out.stderr.strip().splitlines() or ["failed"])[-1][:160]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="1e6,1e7", help="comma-separated row counts")
-    ap.add_argument("--big", action="store_true", help="also 10^8 rows (strict)")
+    ap.add_argument("--big", action="store_true", help="also 10^8 rows, strict and relaxed (~25 GB machine)")
     ap.add_argument("--repeat", type=int, default=3, help="Mondrian runs per configuration at <= 10^6 rows")
+    ap.add_argument("--baseline", default=BASELINE, help="the commit timed as 'before' (up to 10^7 rows)")
+    ap.add_argument("--no-baseline", action="store_true", help="time the current code only")
     args = ap.parse_args()
     sizes = [int(float(s)) for s in args.sizes.split(",") if s]
-    configs = [(n, strict) for n in sizes for strict in (True, False)]
-    if args.big:
-        configs.append((10**8, True))
+    if args.big and 10**8 not in sizes:
+        sizes.append(10**8)
+    old_env = None if args.no_baseline else baseline_env(args.baseline)
     rows = []
-    for n, strict in configs:
+    for n in sizes:
         subprocess.run([sys.executable, __file__, "--prepare", str(n)], check=True)
-        rep = args.repeat if n <= 10**6 else 1
-        out = subprocess.run([sys.executable, __file__, "--one", str(n), str(int(strict)), str(rep)],
-                             capture_output=True, text=True)
-        name = f"mondrian {'strict' if strict else 'relaxed'} k=10, {n:,} rows x {N_QI} QIs"
-        if out.returncode != 0:
-            rows.append((name, "failed", out.stderr.strip().splitlines()[-1][:160]))
-            continue
-        r = json.loads(out.stdout.strip().splitlines()[-1])
-        rows.append((name, f"{r['seconds']:.2f} s",
-                     f"{r['seconds'] / r['numpy_seconds']:.0f}x the numpy pass ({r['numpy_seconds'] * 1000:.0f} ms); "
-                     f"{r['extra_bytes_per_row']:.1f} bytes/row beyond the codes "
-                     f"({r['codes_bytes_per_row']:.0f}){'' if r['exact_peak'] else ' (ru_maxrss)'}; "
-                     f"{r['groups']:,} groups"))
+        for strict in (True, False):
+            rep = args.repeat if n <= 10**6 else 1
+            name = f"mondrian {'strict' if strict else 'relaxed'} k=10, {n:,} rows x {N_QI} QIs"
+            r = _config(n, strict, rep, None)
+            if isinstance(r, str):
+                rows.append((name, "failed", r))
+                continue
+            text = (f"{r['seconds'] / r['numpy_seconds']:.0f}x the numpy pass ({r['numpy_seconds'] * 1000:.0f} ms); "
+                    f"{r['extra_bytes_per_row']:.1f} bytes/row beyond the codes "
+                    f"({r['codes_bytes_per_row']:.0f}){'' if r['exact_peak'] else ' (ru_maxrss)'}; "
+                    f"{r['groups']:,} groups")
+            if old_env is not None and n <= 10**7:
+                o = _config(n, strict, rep, old_env)
+                if isinstance(o, str):
+                    text += f"; before ({args.baseline}): failed: {o}"
+                else:
+                    text += (f"; before ({args.baseline}): {o['seconds']:.2f} s, {o['extra_bytes_per_row']:.1f} "
+                             f"bytes/row: speed-up **{o['seconds'] / r['seconds']:.2f}x**, "
+                             f"{'same' if o['digest'] == r['digest'] else 'ANOTHER'} partition")
+            rows.append((name, f"{r['seconds']:.2f} s", text))
     for strict in (True, False):
         f = first_call(strict)
+        text = f"second call {f['second'] * 1000:.1f} ms; import of the module {f['import'] * 1000:.0f} ms"
+        if old_env is not None:
+            o = first_call(strict, old_env)
+            text += (f"; before ({args.baseline}): first call {o['first'] * 1000:.0f} ms, import "
+                     f"{o['import'] * 1000:.0f} ms: import + first call "
+                     f"speed-up **{(o['first'] + o['import']) / (f['first'] + f['import']):.0f}x**")
         rows.append((f"first mondrian {'strict' if strict else 'relaxed'} call, fresh process, 200 rows",
-                     f"{f['first'] * 1000:.0f} ms",
-                     f"second call {f['second'] * 1000:.1f} ms; import of the module {f['import'] * 1000:.0f} ms"))
+                     f"{f['first'] * 1000:.0f} ms", text))
     print(f"command: {' '.join([Path(sys.executable).name, *sys.argv])}\n\nmachine: {machine()}\n")
     print("| run | time | result |\n| --- | --- | --- |")
     for r in rows:

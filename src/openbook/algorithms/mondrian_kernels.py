@@ -9,19 +9,25 @@ Records
     record is a whole number of 64-bit words and at least 8 lanes. A node is a contiguous
     segment of records, rows in input order inside it.
 Levels
-    Two record buffers alternate: the nodes of level ``ℓ`` are in buffer ``ℓ mod 2`` and a
-    cut writes its node's records into the other buffer, left child first, each child in
-    the node's row order — every open row is read and written once per level, one store per
-    row. A leaf stays where its level left it (:func:`label_leaves` reads ids from there).
+    One record buffer: the nodes of a level are contiguous segments of it, and a cut
+    partitions its node's segment in place, stably (left child first, each child in the
+    node's row order), through scratch records after the table's (half as many): the larger
+    child is compacted in place (left children forward, right children backward from the
+    node's end), the smaller one goes to the scratch and is copied back — every open row is
+    read once and written at most twice per level. A leaf stays where its level left it
+    (:func:`label_leaves` reads ids from there).
 Threads
     Every kernel takes ``bounds``: worker ``w`` handles nodes ``bounds[w]..bounds[w+1]-1``
     (the caller balances rows; one worker for small batches), with its own scratch.
 
 The kernels are plain Python functions that run unchanged in two ways:
 
-* compiled by numba (``cache=True``, ``parallel=True``) — :func:`compiled` compiles (or
-  loads from the cache) on first use; loading numba's compiled code costs ~0.3 s once per
-  process (numba's lowering registries, which import scipy.linalg), so
+* compiled by numba (``cache=True``) — :func:`compiled` compiles (or loads from the cache)
+  on first use, each threaded kernel twice: with ``parallel=True`` for calls whose
+  ``bounds`` give several workers, and without threads for one worker (a parallel region
+  synchronises every thread even then, which on a busy machine costs a time slice per
+  call); loading numba's compiled code costs ~0.3 s once per process (numba's lowering
+  registries, which import scipy.linalg), so
 * on a small problem before that cost was paid, the same functions run as plain Python
   (:func:`kernels`), which is faster than the load. Both give identical results (every
   array value is converted with ``int`` before arithmetic; the tests run both ways).
@@ -130,7 +136,7 @@ def plan(X, lab, lo, hi, dim, mn, mx, hier_level, hanc, strict, hist, hist2, cc,
     """The cut of each node ``i`` on lane ``dim[i]`` (:func:`.mondrian.mondrian_cut`'s rule, or
     with ``hier_level[i] >= 1`` the best-balanced boundary between the children of the
     values' lowest common ancestor, at level ``hier_level[i]``, in ``hanc``): ``out[i]`` =
-    ``(valid, m, t, n_left)`` and the children's counts of the label (lane ``lab``) in
+    ``(valid, m, t, n_left, e)`` (``e``: the node's rows equal to ``m``) and the children's counts of the label (lane ``lab``) in
     ``cc[i, 0]`` (left) and ``cc[i, 1]`` (right), zeroed by the caller. Scratch per worker:
     ``hist[w]`` (at least the largest value range counted) and ``hist2[w]`` (value x label
     counts, used when they fit and are cheaper than a second pass over the rows)."""
@@ -147,6 +153,7 @@ def plan(X, lab, lo, hi, dim, mn, mx, hier_level, hanc, strict, hist, hist2, cc,
             R = mx[i] - vmin + 1
             m = 0
             t = 0
+            e = -1  # rows equal to m, when a histogram or the sort gives it
             ok = True
             two = False  # value x label counts in h2
             hl = hier_level[i]
@@ -219,8 +226,11 @@ def plan(X, lab, lo, hi, dim, mn, mx, hier_level, hanc, strict, hist, hist2, cc,
                     h = (r + 1) // 2
                     m = int(tmp[h - 1])
                     t = h - int(np.searchsorted(tmp, m, "left"))
+                e = int(np.searchsorted(tmp, m, "right")) - int(np.searchsorted(tmp, m, "left"))
             if not ok:
                 continue
+            if e < 0:
+                e = hs[m - vmin]
             nl = 0
             if two:  # left: the values below m, then the first t rows equal to m
                 pm = m - vmin
@@ -261,55 +271,85 @@ def plan(X, lab, lo, hi, dim, mn, mx, hier_level, hanc, strict, hist, hist2, cc,
             out[i, 1] = m
             out[i, 2] = t
             out[i, 3] = nl
+            out[i, 4] = e
 
 
-def apply(X, S, D, XD, lo, hi, dim, mval, tval, nleft, d, min_rows, cmn, cmx, bounds):  # pragma: no cover
+def apply(X, S, toff, lo, hi, dim, mval, tval, neq, nleft, d, min_rows, cmn, cmx, bounds):  # pragma: no cover
     """Cut each segment ``[lo[i], hi[i])`` of records ``S`` (64-bit words; ``X`` the same
-    buffer as lanes) into ``D``: left child at ``lo[i]``, right child at ``lo[i] + nleft[i]``,
+    buffer as lanes) in place: left child at ``lo[i]``, right child at ``lo[i] + nleft[i]``,
     each in the node's row order. A record goes left iff its lane ``dim[i]`` is below
-    ``mval[i]``, or equal and among the first ``tval[i]`` such. Then, while they are in
-    cache, the lane ranges (``0..d-1``) of each child of at least ``min_rows`` rows into
-    ``cmn``/``cmx`` rows ``2 i`` (left) and ``2 i + 1`` (right); ``XD`` is ``D`` as lanes."""
+    ``mval[i]``, or equal and among the first ``tval[i]`` such (of ``neq[i]``). The smaller
+    child passes through the scratch records after the first ``toff`` (at least
+    ``toff // 2 + 2 * workers + 2`` of them): node ``i`` of worker ``w`` uses scratch
+    records ``lo[i] // 2 + 2 w + 1`` to ``lo[i] // 2 + 2 w + (hi[i] - lo[i]) // 2`` (disjoint
+    across nodes and workers). Each record is stored once, at an index computed without a
+    branch (in place or in the scratch). Then, while they are in cache, the lane ranges
+    (``0..d-1``) of each child of at least ``min_rows`` rows into ``cmn``/``cmx`` rows ``2 i``
+    (left) and ``2 i + 1`` (right)."""
     nw = S.shape[1]
-    L = XD.shape[1]
+    L = X.shape[1]
     for w in prange(bounds.size - 1):
         for i in range(bounds[w], bounds[w + 1]):
             a = lo[i]
+            b = hi[i]
             j = dim[i]
             m = mval[i]
             t = tval[i]
-            pl = a
-            pr = a + nleft[i]
-            seen = 0
-            if nw == 2:  # 16-byte records (up to 11 one-byte lanes): the common case, unrolled
-                for q in range(a, hi[i]):
-                    v = int(X[q, j])
-                    eq = int(v == m)
-                    f = int(v < m) | (eq & int(seen < t))
-                    seen += eq
-                    p = pr + f * (pl - pr)
-                    D[p, 0] = S[q, 0]
-                    D[p, 1] = S[q, 1]
-                    pl += f
-                    pr += 1 - f
-            else:
-                for q in range(a, hi[i]):
-                    v = int(X[q, j])
-                    eq = int(v == m)
-                    f = int(v < m) | (eq & int(seen < t))
-                    seen += eq
-                    p = pr + f * (pl - pr)
-                    for k in range(nw):
-                        D[p, k] = S[q, k]
-                    pl += f
-                    pr += 1 - f
             mid = a + nleft[i]
+            s0 = toff + a // 2 + 2 * w + 1
+            if 2 * (mid - a) >= b - a:  # right child no larger: lefts forward in place
+                pl = a
+                sr = s0
+                seen = 0
+                for q in range(a, b):
+                    v = int(X[q, j])
+                    eq = int(v == m)
+                    f = int(v < m) | (eq & int(seen < t))
+                    seen += eq
+                    p = sr + f * (pl - sr)
+                    if nw == 2:  # 16-byte records (up to 11 one-byte lanes): the common case
+                        x0 = S[q, 0]
+                        x1 = S[q, 1]
+                        S[p, 0] = x0
+                        S[p, 1] = x1
+                    else:
+                        for k in range(nw):
+                            S[p, k] = S[q, k]
+                    pl += f
+                    sr += 1 - f
+                for q in range(mid, b):
+                    for k in range(nw):
+                        S[q, k] = S[s0 + q - mid, k]
+            else:  # left child smaller: rights backward in place (a tie's rank from the end)
+                first = neq[i] - t  # ties of backward rank >= first go left
+                pr = b - 1
+                sl = s0 + (mid - a) - 1
+                back = 0
+                for q in range(b - 1, a - 1, -1):
+                    v = int(X[q, j])
+                    eq = int(v == m)
+                    f = int(v < m) | (eq & int(back >= first))
+                    back += eq
+                    p = pr + f * (sl - pr)
+                    if nw == 2:
+                        x0 = S[q, 0]
+                        x1 = S[q, 1]
+                        S[p, 0] = x0
+                        S[p, 1] = x1
+                    else:
+                        for k in range(nw):
+                            S[p, k] = S[q, k]
+                    pr -= 1 - f
+                    sl -= f
+                for q in range(a, mid):
+                    for k in range(nw):
+                        S[q, k] = S[s0 + q - a, k]
             if mid - a >= min_rows:
                 for blk in range((d + 7) // 8):
-                    block_ranges(XD, a, mid, min(8 * blk, L - 8), cmn, cmx, 2 * i)
-            if hi[i] - mid >= min_rows:
+                    block_ranges(X, a, mid, min(8 * blk, L - 8), cmn, cmx, 2 * i)
+            if b - mid >= min_rows:
                 for blk in range((d + 7) // 8):
-                    block_ranges(XD, mid, hi[i], min(8 * blk, L - 8), cmn, cmx, 2 * i + 1)
+                    block_ranges(X, mid, b, min(8 * blk, L - 8), cmn, cmx, 2 * i + 1)
 
 
 def left_masks(X, lo, hi, dim, mval, tval):  # pragma: no cover - compiled
@@ -336,12 +376,12 @@ def left_masks(X, lo, hi, dim, mval, tval):  # pragma: no cover - compiled
     return out
 
 
-def leaf_order(ids0, ids1, col, leaf_lo, leaf_hi, leaf_buf, order):  # pragma: no cover - compiled
+def leaf_order(ids, col, leaf_lo, leaf_hi, order):  # pragma: no cover - compiled
     """``order[q]`` = the row id at position ``q`` of leaf ``g`` (segment ``[leaf_lo[g],
-    leaf_hi[g])`` of buffer ``leaf_buf[g]``, whose ids are column ``col`` of ``ids0``/``ids1``)."""
+    leaf_hi[g])``; ids are column ``col`` of ``ids``)."""
     for g in range(leaf_lo.size):
         for q in range(leaf_lo[g], leaf_hi[g]):
-            order[q] = int(ids0[q, col]) if leaf_buf[g] == 0 else int(ids1[q, col])
+            order[q] = int(ids[q, col])
 
 
 def label_leaves(order, leaf_lo, leaf_hi, group):  # pragma: no cover - compiled
@@ -368,6 +408,16 @@ _plain_spent = 0
 FORCE: str | None = None
 
 
+def _dispatch(parallel: Any, serial: Any) -> Any:
+    """A kernel that runs ``parallel`` when its ``bounds`` (last argument) give more than one
+    worker, else ``serial`` (the same code without threads: a parallel region synchronises
+    every thread even for one worker's range, which costs a time slice on a busy machine)."""
+    def kernel(*args: Any) -> Any:
+        return parallel(*args) if args[-1].size > 2 else serial(*args)
+    kernel.parallel, kernel.serial = parallel, serial  # type: ignore[attr-defined]
+    return kernel
+
+
 def compiled() -> dict[str, Any]:
     """The kernels compiled by numba (loaded from its cache after the first run)."""
     global _COMPILED, prange
@@ -377,7 +427,8 @@ def compiled() -> dict[str, Any]:
         prange = numba.prange
         for name in _HELPERS:  # the kernels call the compiled helpers (resolved when they compile)
             globals()[name] = numba.njit(cache=True)(_PLAIN[name])
-        k: dict[str, Any] = {name: numba.njit(cache=True, parallel=True)(_PLAIN[name]) for name in _PARALLEL}
+        k: dict[str, Any] = {name: _dispatch(numba.njit(cache=True, parallel=True)(_PLAIN[name]),
+                                             numba.njit(cache=True)(_PLAIN[name])) for name in _PARALLEL}
         k.update({name: numba.njit(cache=True)(_PLAIN[name]) for name in _SERIAL})
         k["threads"] = int(numba.get_num_threads())
         _COMPILED = k

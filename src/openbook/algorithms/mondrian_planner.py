@@ -28,6 +28,7 @@ partition of the segments. The hook is called once per level and dimension rank.
 
 from __future__ import annotations
 
+import mmap
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -37,13 +38,62 @@ from ..data.table import EncodedTable
 from . import mondrian_kernels as mk
 
 #: a level's open nodes are planned, decided and cut in batches of at most this many rows
-#: (the batch's records stay in cache between the passes) and this many nodes
-_BATCH_ROWS = 1 << 19
+#: (its records mostly stay in the shared cache between the passes) and this many nodes
+_BATCH_ROWS = 1 << 21
 _BATCH_NODES = 1 << 15
 #: batches of fewer rows run on one thread
 _PARALLEL_ROWS = 1 << 15
 #: rows per block when coordinates are mapped into records
 _BLOCK = 1 << 20
+#: most workers the cut's scratch records have room for (:func:`.mondrian_kernels.apply`)
+_MAX_WORKERS = 64
+
+
+def _spare_rows(n: int) -> int:
+    """Scratch records after ``n`` records (:func:`.mondrian_kernels.apply`)."""
+    return n // 2 + 2 * _MAX_WORKERS + 2
+
+
+def _zeros(rows: int, width: int, dtype: np.dtype) -> np.ndarray:
+    """``np.zeros((rows, width), dtype)``; a large one in an anonymous memory map (pages
+    zeroed on first touch, huge pages asked for), so that :func:`_release_tail` can give
+    the scratch records' pages back before the buffer is freed."""
+    nbytes = rows * width * dtype.itemsize
+    if nbytes < 1 << 24:
+        return np.zeros((rows, width), dtype=dtype)
+    mm = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)  # private: released pages are freed
+    if hasattr(mmap, "MADV_HUGEPAGE"):
+        mm.madvise(mmap.MADV_HUGEPAGE)
+    return np.frombuffer(mm, dtype=dtype).reshape(rows, width)
+
+
+def _release_tail(B: np.ndarray, rows: int) -> None:
+    """Give the pages of ``B`` after its first ``rows`` rows back to the system, when ``B``
+    lives in a memory map of :func:`_zeros` (else nothing: the pages go when ``B`` does)."""
+    base = B
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, memoryview):  # np.frombuffer's base
+        base = base.obj
+    if not isinstance(base, mmap.mmap) or not hasattr(mmap, "MADV_DONTNEED"):
+        return
+    start = -(-rows * B.shape[1] * B.dtype.itemsize // mmap.PAGESIZE) * mmap.PAGESIZE
+    if start < len(base):
+        base.madvise(mmap.MADV_DONTNEED, start, len(base) - start)
+
+
+def _with_spare(R: np.ndarray) -> np.ndarray:
+    """The buffer whose first rows ``R`` is, with its scratch records after them (as
+    :meth:`MondrianSpace.empty_record` allocates), else ``R`` copied into such a buffer."""
+    n, width = R.shape
+    b = R.base  # numpy keeps the array owning the memory (for a memory map, a flat one)
+    if (isinstance(b, np.ndarray) and b.dtype == R.dtype and b.flags.c_contiguous and R.flags.c_contiguous
+            and width and b.size % width == 0 and b.size // width >= n + _spare_rows(n)
+            and b.ctypes.data == R.ctypes.data):
+        return b.reshape(-1, width)
+    B = _zeros(n + _spare_rows(n), R.shape[1], R.dtype)
+    B[:n] = R
+    return B
 
 
 # ---------------------------------------------------------------------------------------
@@ -126,12 +176,13 @@ class MondrianSpace:
     def empty_record(self, n: int, n_labels: int) -> np.ndarray:
         """An ``(n, L)`` record array (:mod:`.mondrian_kernels`): lanes ``0..d-1`` for the
         coordinates, lane ``d`` for the label, the row id in the last 4 bytes (8 when
-        ``n >= 2^32``), of the narrowest unsigned type holding every lane."""
+        ``n >= 2^32``), of the narrowest unsigned type holding every lane; it is the first
+        rows of a buffer with the planner's scratch records after them."""
         top = max(int(self.card.max(initial=1)) - 1, int(n_labels) - 1, 0)
         dtype = np.dtype(np.uint8 if top < 1 << 8 else np.uint16 if top < 1 << 16 else np.uint32)
         idb = 4 if n < 1 << 32 else 8
         width = max(-(-((self.d + 1) * dtype.itemsize + idb) // 8) * 8, 8 * dtype.itemsize)
-        return np.zeros((n, width // dtype.itemsize), dtype=dtype)
+        return _zeros(n + _spare_rows(n), width // dtype.itemsize, dtype)[:n]
 
     @staticmethod
     def record_ids(R: np.ndarray) -> tuple[np.ndarray, int]:
@@ -231,6 +282,8 @@ class CandidateCuts:
     origin: np.ndarray | None = None
     _later: Callable[..., list["CandidateCuts"]] | None = field(default=None, repr=False)
     _kernels: dict[str, Any] | None = field(default=None, repr=False)
+    #: per cut, the node's rows equal to ``value`` (the planner's, for the in-place cut)
+    _eq: np.ndarray | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return int(self.lo.size)
@@ -332,8 +385,11 @@ def plan_records(space: MondrianSpace, R: np.ndarray, n_labels: int, decide: Dec
     levels = max(1, int(np.log2(max(rows_open, 2) / min_split)) + 2)
     K = mk.kernels(rows_open * R.shape[1] * levels)
     nthreads = int(K["threads"])
-    bufs = [R, np.empty_like(R)]  # level l's nodes are in bufs[l % 2]
+    B = _with_spare(R)  # the records, every level's nodes in place, then the scratch records
     del R
+    nthreads = min(nthreads, _MAX_WORKERS)
+    words = B.view(np.uint64)
+    X = B[:n]
     nblk = max(8, 8 * (-(-d // 8)))
     card = max(int(space.card.max(initial=1)), 1)
     hist = np.zeros((nthreads, card), dtype=np.int64)
@@ -341,23 +397,26 @@ def plan_records(space: MondrianSpace, R: np.ndarray, n_labels: int, decide: Dec
     ddims = np.flatnonzero(space.distinct).astype(np.int64)
     stamp = np.full((nthreads, ddims.size, space.cmax_distinct), -1, dtype=np.int64)
     stamp_id = 0
+    # the tree, level by level, in the narrowest types (widened once the records are freed)
+    pos_t = np.int32 if n < 1 << 31 else np.int64
+    val_t = np.int32 if int(space.card.max(initial=1)) < 1 << 31 else np.int64
     t_lo, t_hi, t_par, t_dim, t_val, t_tie = [], [], [], [], [], []
+    kid_mn = kid_mx = None
     next_id = 0
     level = 0
     # lane ranges of the level's nodes (rows of splittable nodes only): the roots' here, the
     # children's from the cut that made them
-    L = bufs[0].shape[1]
-    node_mn = np.empty((lo.size, L), dtype=bufs[0].dtype)
+    L = X.shape[1]
+    V, vcol = MondrianSpace.record_ids(X)
+    rows, labels = V[:, vcol], X[:, d]
+    node_mn = np.empty((lo.size, L), dtype=X.dtype)
     node_mx = np.empty_like(node_mn)
     roots = np.flatnonzero(hi - lo >= min_split)
     if roots.size:
         rmn, rmx = np.empty((roots.size, L), dtype=node_mn.dtype), np.empty((roots.size, L), dtype=node_mn.dtype)
-        K["ranges"](bufs[0], lo[roots], hi[roots], d, rmn, rmx, _workers(lo[roots], hi[roots], nthreads))
+        K["ranges"](X, lo[roots], hi[roots], d, rmn, rmx, _workers(lo[roots], hi[roots], nthreads))
         node_mn[roots], node_mx[roots] = rmn, rmx
     while lo.size:
-        X = bufs[level % 2]
-        V, vcol = MondrianSpace.record_ids(X)
-        rows, labels = V[:, vcol], X[:, d]
         n_splittable = int(np.count_nonzero(hi - lo >= min_split))
         kid_mn = np.empty((2 * n_splittable, L), dtype=X.dtype)
         kid_mx = np.empty_like(kid_mn)
@@ -369,6 +428,7 @@ def plan_records(space: MondrianSpace, R: np.ndarray, n_labels: int, decide: Dec
         mv = np.zeros(m_nodes, dtype=np.int64)
         tv = np.zeros(m_nodes, dtype=np.int64)
         nlv = np.zeros(m_nodes, dtype=np.int64)
+        eqv = np.zeros(m_nodes, dtype=np.int64)
         for splittable in _batches(lo, hi, np.flatnonzero(hi - lo >= min_split)):
             s_lo, s_hi = lo[splittable], hi[splittable]
             c = splittable.size
@@ -392,14 +452,15 @@ def plan_records(space: MondrianSpace, R: np.ndarray, n_labels: int, decide: Dec
                 if loc.size == 0:
                     return None
                 hl = np.where(space.hier[dsel], lvl[loc, dsel], 0) if use_hier else np.zeros(loc.size, np.int64)
-                out = np.zeros((loc.size, 4), dtype=np.int64)
+                out = np.zeros((loc.size, 5), dtype=np.int64)
                 cc = np.zeros((loc.size, 2, n_labels), dtype=np.int64)
                 K["plan"](X, d, s_lo[loc], s_hi[loc], dsel, mn[loc, dsel], mx[loc, dsel], hl, space.hanc, strict,
                           hist, hist2, cc, out, _workers(s_lo[loc], s_hi[loc], nthreads))
                 v = np.flatnonzero(out[:, 0])
                 org = None if origin is None else origin[keep][v]
                 cuts = CandidateCuts(level, a, splittable[loc[v]], s_lo[loc[v]], s_hi[loc[v]], dsel[v], out[v, 1],
-                                     out[v, 2], out[v, 3], cc[v, 0], cc[v, 1], X, rows, labels, org, _kernels=K)
+                                     out[v, 2], out[v, 3], cc[v, 0], cc[v, 1], X, rows, labels, org, _kernels=K,
+                                     _eq=out[v, 4])
                 cuts._later = lambda which, report=None, loc=loc[v], a=a: later(
                     loc[which], a, which if report is None else report)
                 return cuts
@@ -422,22 +483,22 @@ def plan_records(space: MondrianSpace, R: np.ndarray, n_labels: int, decide: Dec
                     acc = cuts.node[ok]
                     chosen[acc] = cuts.dim[ok]
                     mv[acc], tv[acc], nlv[acc] = cuts.value[ok], cuts.ties[ok], cuts.n_left[ok]
+                    eqv[acc] = cuts._eq[ok]
                     undecided[np.searchsorted(splittable, acc)] = False
                 if not undecided.any():
                     break
             cut = splittable[~undecided]
             if cut.size:  # cut this batch's nodes now, while their records are in cache
-                D = bufs[(level + 1) % 2]
-                K["apply"](X, X.view(np.uint64), D.view(np.uint64), D, lo[cut], hi[cut], chosen[cut], mv[cut],
-                           tv[cut], nlv[cut], d, min_split, kid_mn[2 * n_cut:], kid_mx[2 * n_cut:],
-                           _workers(lo[cut], hi[cut], nthreads))
+                K["apply"](B, words, n, lo[cut], hi[cut], chosen[cut], mv[cut], tv[cut], eqv[cut], nlv[cut],
+                           d, min_split, kid_mn[2 * n_cut:], kid_mx[2 * n_cut:], _workers(lo[cut], hi[cut], nthreads))
                 n_cut += cut.size
-        t_lo.append(lo)
-        t_hi.append(hi)
-        t_par.append(par)
-        t_dim.append(chosen)
-        t_val.append(mv)
-        t_tie.append(tv)
+            cuts = offer = later = None  # their closures hold the records
+        t_lo.append(lo.astype(pos_t))
+        t_hi.append(hi.astype(pos_t))
+        t_par.append(par.astype(np.int64 if next_id >= 1 << 31 else np.int32))
+        t_dim.append(chosen.astype(np.int16 if d < 1 << 15 else np.int64))
+        t_val.append(mv.astype(val_t))
+        t_tie.append(tv.astype(pos_t))
         cut = np.flatnonzero(chosen >= 0)
         if cut.size == 0:
             break
@@ -445,24 +506,28 @@ def plan_records(space: MondrianSpace, R: np.ndarray, n_labels: int, decide: Dec
         lo = np.stack([lo[cut], mid], axis=1).ravel()
         hi = np.stack([mid, hi[cut]], axis=1).ravel()
         par = np.repeat(ids[cut], 2)
-        node_mn, node_mx = kid_mn[:2 * n_cut], kid_mx[:2 * n_cut]
+        node_mn, node_mx = kid_mn[:2 * n_cut, :d].copy(), kid_mx[:2 * n_cut, :d].copy()  # (lanes 0..d-1 are read)
+        kid_mn = kid_mx = None
         level += 1
-    del X, rows, labels, hist, hist2, stamp, node_mn, node_mx, kid_mn, kid_mx
-    T = {"lo": np.concatenate(t_lo), "hi": np.concatenate(t_hi), "parent": np.concatenate(t_par),
-         "dim": np.concatenate(t_dim), "value": np.concatenate(t_val), "ties": np.concatenate(t_tie)}
-    node_level = np.repeat(np.arange(len(t_lo)), [x.size for x in t_lo])
-    leaf = np.flatnonzero(T["dim"] < 0)
-    leaf = leaf[np.argsort(T["lo"][leaf], kind="stable")]
+    del rows, labels, words, hist, hist2, stamp, node_mn, node_mx, kid_mn, kid_mx
+    _release_tail(B, n)
+    t_lo, t_hi, t_dim = np.concatenate(t_lo), np.concatenate(t_hi), np.concatenate(t_dim)
+    leaf = np.flatnonzero(t_dim < 0)
+    leaf = leaf[np.argsort(t_lo[leaf], kind="stable")]
+    leaf_lo, leaf_hi = t_lo[leaf].astype(np.int64), t_hi[leaf].astype(np.int64)
+    # the row order, from the ids the leaves hold; then every row's group
+    order = np.full(n, -1, dtype=np.int32 if n < 1 << 31 else np.int64)
+    K["leaf_order"](V, vcol, leaf_lo, leaf_hi, order)
+    del V, X, B
+    group = np.full(n, -1, dtype=np.int64)
+    K["label_leaves"](order, leaf_lo, leaf_hi, group)
+    wide = np.int64
+    T = {"lo": t_lo.astype(wide), "hi": t_hi.astype(wide), "parent": np.concatenate(t_par).astype(wide),
+         "dim": t_dim.astype(wide), "value": np.concatenate(t_val).astype(wide),
+         "ties": np.concatenate(t_tie).astype(wide)}
+    del t_lo, t_hi, t_par, t_dim, t_val, t_tie
     tree_group = np.full(T["lo"].size, -1, dtype=np.int64)
     tree_group[leaf] = np.arange(leaf.size)
-    # the row order and every row's group, from the ids in the buffers the leaves were left in
-    V0, vcol = MondrianSpace.record_ids(bufs[0])
-    V1, _ = MondrianSpace.record_ids(bufs[1])
-    order = np.full(n, -1, dtype=np.int32 if n < 1 << 31 else np.int64)
-    K["leaf_order"](V0, V1, vcol, T["lo"][leaf], T["hi"][leaf], node_level[leaf] % 2, order)
-    del V0, V1, bufs
-    group = np.full(n, -1, dtype=np.int64)
-    K["label_leaves"](order, T["lo"][leaf], T["hi"][leaf], group)
     return MondrianTree(T["lo"], T["hi"], T["parent"], T["dim"], T["value"], T["ties"], order, group,
                         int(leaf.size), tree_group)
 
