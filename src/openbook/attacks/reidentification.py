@@ -283,13 +283,11 @@ def _classes_of(data: Any) -> tuple[np.ndarray, bool, list[str]]:
     return np.asarray(data, dtype=np.int64), False, notes
 
 
-def reidentification_risk(data: Any, *, population_size: float | None = None,
-                          sampling_fraction: float | None = None,
-                          threshold: float = DEFAULT_THRESHOLD) -> ReidentificationResult:
-    """Prosecutor, journalist and marketer risks of ``data`` (a raw encoded table, a release,
-    or class ids per record) and the population-uniqueness estimates (module docstring).
-    Give the population as ``population_size=N`` or ``sampling_fraction=π``; with neither the
-    data is taken to be the population."""
+def population_frame(n: int, *, population_size: float | None, sampling_fraction: float | None,
+                     threshold: float, notes: list[str]) -> tuple[float, float]:
+    """The population ``N`` and sampling fraction ``π`` of ``n`` records, from a population size
+    or a sampling fraction (at most one; with neither the data is the population, noted in
+    ``notes``), after checking them and the risk threshold (``ParameterError``)."""
     from ..errors import ParameterError
 
     if population_size is not None and sampling_fraction is not None:
@@ -297,30 +295,80 @@ def reidentification_risk(data: Any, *, population_size: float | None = None,
                              parameter="population-size")
     if not (0 < threshold <= 1):
         raise ParameterError(f"threshold={threshold} must be in (0, 1]", parameter="reid-threshold", value=threshold)
+    if sampling_fraction is not None:
+        if not (0 < sampling_fraction <= 1):
+            raise ParameterError(f"sampling fraction {sampling_fraction} must be in (0, 1]",
+                                 parameter="sampling-fraction", value=sampling_fraction)
+        return n / float(sampling_fraction), float(sampling_fraction)
+    if population_size is not None:
+        if not population_size >= max(n, 1):
+            raise ParameterError(f"population size {population_size} must be at least the {n} records",
+                                 parameter="population-size", value=population_size)
+        return float(population_size), n / float(population_size)
+    notes.append("no population size or sampling fraction given: the data is taken to be the population "
+                 "(journalist risk = prosecutor risk)")
+    return float(n), 1.0
+
+
+def class_size_summary(sizes: Any, counts: Any = None, *, population_size: float | None = None,
+                       sampling_fraction: float | None = None, threshold: float | None = None) -> dict[str, Any]:
+    """The re-identification summary of a raw table (the keys of
+    :meth:`ReidentificationResult.summary`) from its class sizes alone: ``counts[i]`` classes
+    of size ``sizes[i]`` (each class once without ``counts``). Every record of a class has the
+    class's risk, so no per-record array is needed: a frequency table (``check
+    --batch-rows``) or a histogram aggregated on a cluster (the Spark engine) suffices."""
+    threshold = DEFAULT_THRESHOLD if threshold is None else threshold
+    sizes = np.asarray(sizes, dtype=np.int64)
+    counts = np.ones(sizes.size, dtype=np.int64) if counts is None else np.asarray(counts, dtype=np.int64)
+    n = int((sizes * counts).sum())
+    notes: list[str] = []
+    N, pi = population_frame(n, population_size=population_size, sampling_fraction=sampling_fraction,
+                             threshold=threshold, notes=notes)
+    K = int(counts.sum())
+    f = sizes.astype(np.float64)
+    prosecutor = 1.0 / f
+    big_f = np.maximum(f, f / pi)
+    journalist = 1.0 / big_f
+    records = sizes * counts
+    c1 = int(counts[sizes == 1].sum())
+    nn = max(n, 1)
+    success = float((counts * (f / big_f)).sum() / n) if n else 0.0
+    if n and pi < 1.0:
+        uniq = population_uniqueness(np.repeat(sizes, counts), n, N)
+    else:
+        uniq = {"population_size": N, "dankar": float(c1 / nn), "dankar_model": "the data is the population"}
+    return {
+        "records": n, "classes": K, "sample_uniques": c1, "sample_uniqueness": c1 / nn,
+        "prosecutor": {"highest_risk": float(prosecutor.max(initial=0.0)),
+                       "records_at_risk": float(int(records[prosecutor > threshold].sum()) / n) if n else 0.0,
+                       "success_rate": K / nn},
+        "journalist": {"highest_risk": float(journalist.max(initial=0.0)),
+                       "records_at_risk": float(int(records[journalist > threshold].sum()) / n) if n else 0.0,
+                       "success_rate": success},
+        "marketer": {"success_rate": success},
+        "threshold": float(threshold), "sampling_fraction": pi,
+        "population_size": None if pi == 1.0 and population_size is None else N, "population_uniqueness": uniq,
+        "exact_qis_published": True, "notes": notes,
+    }
+
+
+def reidentification_risk(data: Any, *, population_size: float | None = None,
+                          sampling_fraction: float | None = None,
+                          threshold: float = DEFAULT_THRESHOLD) -> ReidentificationResult:
+    """Prosecutor, journalist and marketer risks of ``data`` (a raw encoded table, a release,
+    or class ids per record) and the population-uniqueness estimates (module docstring).
+    Give the population as ``population_size=N`` or ``sampling_fraction=π``; with neither the
+    data is taken to be the population."""
     cls, exact, notes = _classes_of(data)
     cls = np.asarray(cls, dtype=np.int64)
     n = int(cls.size)
+    N, pi = population_frame(n, population_size=population_size, sampling_fraction=sampling_fraction,
+                             threshold=threshold, notes=notes)
     sizes = np.zeros(0, dtype=np.int64)
     if n:  # dense class ids, then the size of every class
         _, cls = np.unique(cls, return_inverse=True)
         cls = cls.ravel()
         sizes = np.bincount(cls)
-    if sampling_fraction is not None:
-        if not (0 < sampling_fraction <= 1):
-            raise ParameterError(f"sampling fraction {sampling_fraction} must be in (0, 1]",
-                                 parameter="sampling-fraction", value=sampling_fraction)
-        pi = float(sampling_fraction)
-        N = n / pi
-    elif population_size is not None:
-        if not population_size >= max(n, 1):
-            raise ParameterError(f"population size {population_size} must be at least the {n} records",
-                                 parameter="population-size", value=population_size)
-        N = float(population_size)
-        pi = n / N
-    else:
-        N, pi = float(n), 1.0
-        notes.append("no population size or sampling fraction given: the data is taken to be the population "
-                     "(journalist risk = prosecutor risk)")
     f = sizes[cls].astype(np.float64) if n else np.zeros(0)
     prosecutor = 1.0 / f if n else np.zeros(0)
     journalist = 1.0 / np.maximum(f, f / pi) if n else np.zeros(0)

@@ -138,63 +138,13 @@ def _frequency_table(args: argparse.Namespace) -> Any:
 
 
 def identity_of_classes(sizes: Any, *, population_size: float | None, sampling_fraction: float | None,
-                        threshold: float) -> dict[str, Any]:
-    """The re-identification summary of a raw table from its class sizes alone — what
-    :func:`openbook.attacks.reidentification.reidentification_risk` gives for the table's
-    records (every record of a class has the class's risk), without a per-record array."""
-    import numpy as np
+                        threshold: float | None) -> dict[str, Any]:
+    """The re-identification summary of a raw table from its class sizes alone (one entry per
+    class): :func:`openbook.attacks.reidentification.class_size_summary`."""
+    from ..attacks.reidentification import class_size_summary
 
-    from ..attacks.reidentification import DEFAULT_THRESHOLD, population_uniqueness
-    from ..errors import ParameterError
-
-    threshold = DEFAULT_THRESHOLD if threshold is None else threshold
-    if population_size is not None and sampling_fraction is not None:
-        raise ParameterError("give the population size or the sampling fraction, not both",
-                             parameter="population-size")
-    if not (0 < threshold <= 1):
-        raise ParameterError(f"threshold={threshold} must be in (0, 1]", parameter="reid-threshold", value=threshold)
-    sizes = np.asarray(sizes, dtype=np.int64)
-    n = int(sizes.sum())
-    notes: list[str] = []
-    if sampling_fraction is not None:
-        if not (0 < sampling_fraction <= 1):
-            raise ParameterError(f"sampling fraction {sampling_fraction} must be in (0, 1]",
-                                 parameter="sampling-fraction", value=sampling_fraction)
-        pi = float(sampling_fraction)
-        big_n = n / pi
-    elif population_size is not None:
-        if not population_size >= max(n, 1):
-            raise ParameterError(f"population size {population_size} must be at least the {n} records",
-                                 parameter="population-size", value=population_size)
-        big_n = float(population_size)
-        pi = n / big_n
-    else:
-        big_n, pi = float(n), 1.0
-        notes.append("no population size or sampling fraction given: the data is taken to be the population "
-                     "(journalist risk = prosecutor risk)")
-    f = sizes.astype(np.float64)
-    prosecutor = 1.0 / f
-    big_f = np.maximum(f, f / pi)
-    journalist = 1.0 / big_f
-    uniq = population_uniqueness(sizes, n, big_n) if n and pi < 1.0 else {
-        "population_size": big_n, "dankar": float((sizes == 1).sum() / max(n, 1)),
-        "dankar_model": "the data is the population"}
-    nn = max(n, 1)
-    sample_uniques = int((sizes == 1).sum())
-    return {
-        "records": n, "classes": int(sizes.size),
-        "sample_uniques": sample_uniques, "sample_uniqueness": sample_uniques / nn,
-        "prosecutor": {"highest_risk": float(prosecutor.max(initial=0.0)),
-                       "records_at_risk": int(sizes[prosecutor > threshold].sum()) / n if n else 0.0,
-                       "success_rate": int(sizes.size) / nn},
-        "journalist": {"highest_risk": float(journalist.max(initial=0.0)),
-                       "records_at_risk": int(sizes[journalist > threshold].sum()) / n if n else 0.0,
-                       "success_rate": float((f / big_f).sum() / n) if n else 0.0},
-        "marketer": {"success_rate": float((f / big_f).sum() / n) if n else 0.0},
-        "threshold": float(threshold), "sampling_fraction": pi,
-        "population_size": None if pi == 1.0 and population_size is None else big_n,
-        "population_uniqueness": uniq, "exact_qis_published": True, "notes": notes,
-    }
+    return class_size_summary(sizes, population_size=population_size, sampling_fraction=sampling_fraction,
+                              threshold=threshold)
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -127,55 +127,10 @@ def identity_summary(hist: dict[int, int], *, population_size: float | None = No
                      sampling_fraction: float | None = None, threshold: float = 0.2) -> dict[str, Any]:
     """The re-identification summary of a raw table (the keys of
     :meth:`openbook.attacks.reidentification.ReidentificationResult.summary`) from its
-    class-size histogram."""
-    from ..attacks.reidentification import population_uniqueness
+    class-size histogram ``{size: number of classes}`` aggregated on the cluster."""
+    from ..attacks.reidentification import class_size_summary
 
-    if population_size is not None and sampling_fraction is not None:
-        raise ParameterError("give the population size or the sampling fraction, not both", parameter="population-size")
-    if not (0 < threshold <= 1):
-        raise ParameterError(f"threshold={threshold} must be in (0, 1]", parameter="reid-threshold", value=threshold)
     sizes = np.array(sorted(hist), dtype=np.int64)
-    freq = np.array([hist[s] for s in sizes.tolist()], dtype=np.int64)
-    n = int((sizes * freq).sum())
-    notes: list[str] = []
-    if sampling_fraction is not None:
-        if not (0 < sampling_fraction <= 1):
-            raise ParameterError(f"sampling fraction {sampling_fraction} must be in (0, 1]",
-                                 parameter="sampling-fraction", value=sampling_fraction)
-        pi = float(sampling_fraction)
-        N = n / pi
-    elif population_size is not None:
-        if not population_size >= max(n, 1):
-            raise ParameterError(f"population size {population_size} must be at least the {n} records",
-                                 parameter="population-size", value=population_size)
-        N = float(population_size)
-        pi = n / N
-    else:
-        N, pi = float(n), 1.0
-        notes.append("no population size or sampling fraction given: the data is taken to be the population "
-                     "(journalist risk = prosecutor risk)")
-    K = int(freq.sum())
-    f = sizes.astype(np.float64)
-    prosecutor = 1.0 / f
-    big_f = np.maximum(f, f / pi)
-    journalist = 1.0 / big_f
-    c1 = int(freq[sizes == 1].sum())
-    nn = max(n, 1)
-    success = float((freq * (f / big_f)).sum() / n) if n else 0.0
-    if n and pi < 1.0:
-        uniq = population_uniqueness(np.repeat(sizes, freq), n, N)
-    else:
-        uniq = {"population_size": N, "dankar": float(c1 / nn), "dankar_model": "the data is the population"}
-    return {
-        "records": n, "classes": K, "sample_uniques": c1, "sample_uniqueness": c1 / nn,
-        "prosecutor": {"highest_risk": float(prosecutor.max(initial=0.0)),
-                       "records_at_risk": float(int((sizes * freq)[prosecutor > threshold].sum()) / n) if n else 0.0,
-                       "success_rate": K / nn},
-        "journalist": {"highest_risk": float(journalist.max(initial=0.0)),
-                       "records_at_risk": float(int((sizes * freq)[journalist > threshold].sum()) / n) if n else 0.0,
-                       "success_rate": success},
-        "marketer": {"success_rate": success},
-        "threshold": float(threshold), "sampling_fraction": pi,
-        "population_size": None if pi == 1.0 and population_size is None else N, "population_uniqueness": uniq,
-        "exact_qis_published": True, "notes": notes,
-    }
+    counts = np.array([hist[s] for s in sizes.tolist()], dtype=np.int64)
+    return class_size_summary(sizes, counts, population_size=population_size, sampling_fraction=sampling_fraction,
+                              threshold=threshold)
