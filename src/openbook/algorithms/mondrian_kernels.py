@@ -35,6 +35,7 @@ The kernels are plain Python functions that run unchanged in two ways:
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import numpy as np
@@ -418,6 +419,19 @@ def _dispatch(parallel: Any, serial: Any) -> Any:
     return kernel
 
 
+def _renamed(f: Any, suffix: str) -> Any:
+    """``f`` under another name. numba's on-disk cache keys a compiled function by its
+    qualified name, line and bytecode, not by its compile options: the threaded and the
+    single-thread variant of one kernel would share one cache entry, and whichever was saved
+    last would be loaded for both (the threaded kernels then ran on one thread). A renamed
+    copy is cached under a name of its own."""
+    g = types.FunctionType(f.__code__, f.__globals__, f.__name__ + suffix, f.__defaults__, f.__closure__)
+    g.__qualname__ = f.__qualname__ + suffix
+    g.__module__ = f.__module__
+    g.__doc__ = f.__doc__
+    return g
+
+
 def compiled() -> dict[str, Any]:
     """The kernels compiled by numba (loaded from its cache after the first run)."""
     global _COMPILED, prange
@@ -428,7 +442,8 @@ def compiled() -> dict[str, Any]:
         for name in _HELPERS:  # the kernels call the compiled helpers (resolved when they compile)
             globals()[name] = numba.njit(cache=True)(_PLAIN[name])
         k: dict[str, Any] = {name: _dispatch(numba.njit(cache=True, parallel=True)(_PLAIN[name]),
-                                             numba.njit(cache=True)(_PLAIN[name])) for name in _PARALLEL}
+                                             numba.njit(cache=True)(_renamed(_PLAIN[name], "_serial")))
+                             for name in _PARALLEL}
         k.update({name: numba.njit(cache=True)(_PLAIN[name]) for name in _SERIAL})
         k["threads"] = int(numba.get_num_threads())
         _COMPILED = k

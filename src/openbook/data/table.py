@@ -102,7 +102,7 @@ class EncodedTable:
     def sa_domain(self) -> SADomain:
         """What privacy models know of the SA: values, table distribution, sets, numbers."""
         col = self.columns[self.sa_name]
-        counts = np.bincount(np.asarray(col.codes, dtype=np.int64), minlength=col.n_values)
+        counts = np.bincount(col.codes, minlength=col.n_values)  # no int64 copy of the codes
         return sa_domain_of(col, self.schema, self.hierarchies.get(self.sa_name), counts)
 
     def group_sa_counts(self, group: np.ndarray, n_groups: int) -> np.ndarray:

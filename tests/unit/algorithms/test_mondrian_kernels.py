@@ -160,3 +160,25 @@ def test_releasing_the_scratch_keeps_the_records():
     page = mp.mmap.PAGESIZE
     first_free = -(-n * width // page) * page // width  # first row of a released page
     assert not B[first_free:].any()
+
+
+def test_threaded_and_single_thread_variants_are_cached_apart(tmp_path):
+    """numba's cache keys a function by name, line and bytecode, not by ``parallel=``: the
+    two variants of a kernel must be cached under names of their own, else whichever was saved
+    last is loaded for both (the threaded kernels then ran on one thread)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import numpy as np\n"
+            "from openbook.algorithms import mondrian_kernels as mk\n"
+            "K = mk.compiled()\n"
+            "X = (np.arange(64 * 8, dtype=np.uint8) % 7).reshape(64, 8)\n"
+            "lo = np.array([0, 32]); hi = np.array([32, 64])\n"
+            "mn = np.empty((2, 8), np.uint8); mx = np.empty_like(mn)\n"
+            "K['ranges'].serial(X, lo, hi, 8, mn, mx, np.array([0, 2]))\n"
+            "K['ranges'].parallel(X, lo, hi, 8, mn, mx, np.array([0, 1, 2]))\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+    index = sorted(p.name.split("-")[0] for p in tmp_path.rglob("*.nbi") if ".ranges" in p.name)
+    assert index == ["mondrian_kernels.ranges", "mondrian_kernels.ranges_serial"]
