@@ -6,12 +6,10 @@ QIs, at 10^6 and 10^7 rows (``--big``: also 10^8).
     .venv/bin/python bench/bench_spark.py --sizes 1e6       # quicker
     .venv/bin/python bench/bench_spark.py --big             # also 10^8 rows (~25 GB machine)
     .venv/bin/python bench/bench_spark.py --ops mondrian    # one operation
-    .venv/bin/python bench/bench_spark.py --big --big-ops check,full-domain   # as bench/run_all
+    .venv/bin/python bench/bench_spark.py --big --big-ops check,full-domain   # 10^8: two of three
 
-At 10^8 rows the Spark Mondrian does not fit this 24 GB machine: its JVM and Python workers
-held 7.2 GB at 10^7 rows and about 560 bytes per additional row (the memory fit this script
-prints), about 58 GB at 10^8, so ``bench/run_all`` runs only ``check`` and full-domain search
-at 10^8; the local engine's Mondrian at 10^8 rows is ``bench_mondrian.py --big``.
+``--big-ops`` names the operations run at 10^8 rows (a machine too small for one of them can
+leave it out; the local engine's Mondrian at 10^8 rows is also ``bench_mondrian.py --big``).
 
 Every (engine, operation, size) runs in a fresh process:
 

@@ -340,7 +340,7 @@ def test_piece_sampler_with_deferred_factors_within_three_standard_errors(name, 
 def test_a_unit_beyond_the_work_budget_is_unresolved(monkeypatch):
     """A sampled unit costing more than ``MAX_WORK`` is left unresolved (NaN, flagged,
     counted) — never reported as safe."""
-    from openbook.attacks.replay import engine
+    from openbook.attacks.replay import solve
 
     rng = np.random.default_rng(8)
     while True:
@@ -352,7 +352,7 @@ def test_a_unit_beyond_the_work_budget_is_unresolved(monkeypatch):
         res = replay_attack(t, part.group, algo, targets=(names, masks), kind=kind)
         if res.notes["units_exact"] > 0:
             break
-    monkeypatch.setattr(engine, "MAX_WORK", 1.0)
+    monkeypatch.setattr(solve, "MAX_WORK", 1.0)
     capped = replay_attack(t, part.group, algo, targets=(names, masks), kind=kind, force_sample=True)
     assert capped.notes["units_unresolved"] == res.notes["units_exact"]
     hit = capped.unresolved

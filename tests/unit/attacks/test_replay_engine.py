@@ -20,7 +20,8 @@ import pytest
 
 from openbook.algorithms.registry import make_algorithm
 from openbook.attacks.replay import Decisions, Unit, replay_attack, splits
-from openbook.attacks.replay.engine import classes, tables_lower_bound, unit_tables, weight_chunked
+from openbook.attacks.replay.engine import unit_tables, weight_chunked
+from openbook.attacks.replay.solve import classes, tables_lower_bound
 from openbook.attacks.replay.exact import log_all_tables, pruned
 from openbook.data.table import EncodedTable
 from openbook.errors import OpenbookError
@@ -208,16 +209,16 @@ def test_sampled_unit_without_a_consistent_pilot_world_stops_there_unresolved(mo
     """A sampled unit none of whose first ``max(PILOT_WORLDS, worlds // 10)`` draws keeps its
     decisions is unresolved (NaN, with the reason) after those draws, never after all of them;
     only units no world keeps (every table weighed) are picked, so stopping loses nothing."""
-    from openbook.attacks.replay import engine
+    from openbook.attacks.replay import solve
 
     weighed = []
-    real = engine.weight_chunked
+    real = solve.weight_chunked
 
     def counting(unit, tabs, rep, n_sa):
         weighed.append(tabs.shape[0])
         return real(unit, tabs, rep, n_sa)
 
-    monkeypatch.setattr(engine, "weight_chunked", counting)
+    monkeypatch.setattr(solve, "weight_chunked", counting)
     rng = np.random.default_rng(8)
     stopped = 0
     for _ in range(400):
@@ -228,7 +229,7 @@ def test_sampled_unit_without_a_consistent_pilot_world_stops_there_unresolved(mo
         if _every_table(unit, K, rep, n_sa)[2].any():
             continue  # some world keeps the decisions
         weighed.clear()
-        r = engine.solve_unit(unit, masks, worlds=5000, seed=1, force_sample=True, piece_limit=1)
+        r = solve.solve_unit(unit, masks, worlds=5000, seed=1, force_sample=True, piece_limit=1)
         assert not r.consistent and np.isnan(r.post).all() and r.reason
         if r.reason.startswith("no consistent world in the first"):
             stopped += 1
@@ -242,9 +243,9 @@ def test_unresolved_people_are_reported_with_their_reason(monkeypatch):
     classes, people); with the re-run budget cut to 9,000 rows, sampled units with regions draw
     fewer worlds (never fewer than the pilot's) and stay within 3 standard errors of the exact
     replay."""
-    from openbook.attacks.replay import engine
+    from openbook.attacks.replay import solve
 
-    monkeypatch.setattr(engine, "MAX_RERUN", 9000.0)
+    monkeypatch.setattr(solve, "MAX_RERUN", 9000.0)
     rng = np.random.default_rng(31)
     z, capped, done = [], 0, 0
     while done < 40:
@@ -266,7 +267,7 @@ def test_unresolved_people_are_reported_with_their_reason(monkeypatch):
             assert sum(u["people"] for u in res.notes["unresolved"]) == int(res.unresolved.sum())
             assert all(u["reason"] and u["units"] >= 1 for u in res.notes["unresolved"])
         gi = smp.group_info
-        pilot = max(engine.PILOT_WORLDS, 3000 // 10)  # the first draws: never fewer
+        pilot = max(solve.PILOT_WORLDS, 3000 // 10)  # the first draws: never fewer
         drawn = gi.loc[~gi["exact"] & (gi["worlds"] > 0), "worlds"]
         assert (drawn >= pilot).all()
         capped += int((drawn < 3000).any())

@@ -15,8 +15,9 @@ App. C.4).
 
 Layout:
 
-* :mod:`.engine` — units, cells, exact enumeration of the worlds' contingency tables,
-  sampling (uniform, or piece by piece with importance weights) with standard errors;
+* :mod:`.engine` — units, cells, the worlds' contingency tables and their weights;
+  :mod:`.solve` — a unit's posterior: exact enumeration, or sampling (uniform, or piece by
+  piece with importance weights) with standard errors;
   :mod:`.chain` — GG/RGG groups as a Markov chain (exact forward–backward);
   :mod:`.kernels` — the numba kernels.
 * Per algorithm: :mod:`.greedy` (GG/RGG, §4.1, §4.3), :mod:`.symmetric` (SG, §3.2,
@@ -42,7 +43,8 @@ from .attack import (
     replay_units,
     seating,
 )
-from .engine import Decisions, Region, Unit, UnitResult, leaf_tables, solve_unit
+from .engine import Decisions, Region, Unit, leaf_tables
+from .solve import UnitResult, solve_unit
 from .generic import NO_INFORMATION, canonical, set_only_mask, with_sa
 
 __all__ = ["DETERMINISTIC", "NO_INFORMATION", "STRUCTURED", "Decisions", "Region", "Unit", "UnitResult",

@@ -29,7 +29,8 @@ from ...release import Partition
 from ...release.align import Alignment, align, published_classes, rows_by_sa, seated_sa
 from ..base import AttackResult, model_l
 from .batch import batchable, chain_batchable, sample_chains, solve_batch
-from .engine import Unit, solve_unit
+from .engine import Unit
+from .solve import solve_unit
 from .generic import NO_INFORMATION, canonical, no_information_units, rerun_units, with_sa
 from .greedy import gg_units, run_seating, settle_ties
 from .mondrian import mondrian_units
@@ -90,7 +91,7 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
         labels coincide, as the file does.
     piece_limit:
         Largest number of worlds of one piece of a sampled unit (default
-        :data:`.engine.PIECE_LIMIT`).
+        :data:`.solve.PIECE_LIMIT`).
     """
     from ..baseline import choose_targets
 

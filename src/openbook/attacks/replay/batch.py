@@ -5,16 +5,15 @@ decisions (:class:`.engine.Decisions`); each has a handful of contingency tables
 them one by one costs mostly Python overhead, so :func:`solve_batch` enumerates every
 unit's tables (numba), builds the side counts of every decision of every table in one
 pass, calls the privacy model once for all of them, and reduces the weighted tables to
-each unit's exact posterior (numba) — the same figures :func:`.engine.solve_unit` gives.
+each unit's exact posterior (numba) — the same figures :func:`.solve.solve_unit` gives.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from .engine import Unit, UnitResult, classes, holds
+from .engine import Unit, holds
+from .solve import UnitResult, classes
 from .kernels import batch_posteriors, batch_sides, unit_tables_nb
 from .sis import binary_chain_sis
 

@@ -399,7 +399,6 @@ def batch_sides(tabs, tab_ptr, cell_ptr, rep, rep_ptr, dec_ptr, side_ptr, side_c
     ``side_cells[side_ptr[s]..side_ptr[s+1]]`` plus the constant ``off[s]``. Returns
     ``(n_vectors, n_sa)`` counts, table by table, decision by decision, left then right."""
     U = tab_ptr.size - 1
-    V = tabs.shape[2]
     n_vec = 0
     for u in range(U):
         n_vec += (tab_ptr[u + 1] - tab_ptr[u]) * (dec_ptr[u + 1] - dec_ptr[u]) * 2

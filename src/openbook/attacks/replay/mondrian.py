@@ -103,7 +103,7 @@ def mondrian_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: n
     release tells every leaf apart)."""
     if np.any(group < 0):
         raise ParameterError("mondrian replay: the release suppressed rows", parameter="release")
-    model, domain = algo.model, table.sa_domain
+    model = algo.model
     n_cls, n_sa = gcounts.shape
     space = MondrianSpace(table, algo.categorical)
     walk = SplitWalk(algo.model, table, group, gcounts, generalized)
