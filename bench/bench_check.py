@@ -10,12 +10,11 @@ Target (issue 2): k, distinct/entropy ℓ and equal-distance t in under 1 s in-p
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import time
 from pathlib import Path
-
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _peers import machine, run_peer  # noqa: E402
@@ -86,7 +85,9 @@ def main() -> None:
     tmp = Path(__file__).resolve().parent / ".peers" / "adult_check.csv"
     tmp.parent.mkdir(parents=True, exist_ok=True)
     df[QI + [SA]].to_csv(tmp, index=False)
-    with_t = "--with-peer-t" in sys.argv
+    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
+    ap.add_argument("--with-peer-t", action="store_true", help="also time pyCANON's t-closeness (minutes on Adult)")
+    with_t = ap.parse_args().with_peer_t
     peer = run_peer("pycanon", PEER, str(tmp), ",".join(QI), SA, "1" if with_t else "0")
     rows = [
         ("encode (once per table)", t_enc, None),

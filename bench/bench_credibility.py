@@ -12,6 +12,7 @@ Run:  .venv/bin/python bench/bench_credibility.py
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 
@@ -19,6 +20,7 @@ TARGET_S = 2.0
 
 
 def main() -> int:
+    argparse.ArgumentParser(description=__doc__.strip().splitlines()[0]).parse_args()
     from openbook.algorithms import make_algorithm
     from openbook.attacks.credibility import minimality_attack
     from openbook.data.adult import load_adult

@@ -10,6 +10,7 @@ Run:  .venv/bin/python bench/bench_linkage.py
 
 from __future__ import annotations
 
+import argparse
 import sys
 import tempfile
 import time
@@ -91,6 +92,7 @@ def bench_linkage() -> float:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.strip().splitlines()[0]).parse_args()
     print("command: .venv/bin/python bench/bench_linkage.py")
     g = bench_greedy()
     lk = bench_linkage()

@@ -7,6 +7,7 @@ command: .venv/bin/python bench/bench_reidentification.py   (prints its section 
 
 from __future__ import annotations
 
+import argparse
 import platform
 import sys
 import time
@@ -33,6 +34,7 @@ def _best(fn, repeat=5):
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.strip().splitlines()[0]).parse_args()
     table = load_dataset("adult").encode()
     reidentification_risk(table, population_size=US_1994)  # warm-up
     t_pop, r = _best(lambda: reidentification_risk(table))
