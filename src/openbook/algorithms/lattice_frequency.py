@@ -24,16 +24,7 @@ from .lattice_counts import LatticeData
 def frequency_lattice_data(freq: FrequencyTable) -> LatticeData:
     """The lattice's class counts of a frequency table (a QI without a declared hierarchy
     gets the automatic one, as :meth:`EncodedTable.hierarchy` builds it)."""
-    hier = []
-    for name in freq.qi_names:
-        h = freq.hierarchies.get(name)
-        if h is None:
-            from ..hierarchy import builders
-
-            col = freq.columns[name]
-            h = builders.auto(list(col.categories), col.kind, column=name)
-            freq.hierarchies[name] = h
-        hier.append(h)
+    hier = [freq.hierarchy(name) for name in freq.qi_names]
     return LatticeData(freq.qi_codes, freq.sa_counts, hier, freq.sa_domain, freq.qi_names)
 
 

@@ -32,14 +32,14 @@ from .batch_encoding import ColumnDictionary, Finalizer, as_source, pandas_frame
 from .frame_encoding import check_declared, empty_after_drop_error, empty_error
 from .grouping import group_ids
 from .schema import Schema
-from .table import EncodedColumn, EncodedTable, sa_domain_of
+from .table import EncodedColumn, EncodedTable, SchemaView, sa_domain_of
 
 #: dense class × SA-value count matrices above this many cells are refused (int64 cells)
 MAX_COUNT_CELLS = 1 << 31
 
 
 @dataclass(eq=False)
-class FrequencyTable:
+class FrequencyTable(SchemaView):
     """A table's equivalence classes on the QIs and the SA counts of each.
 
     Attributes
@@ -75,18 +75,6 @@ class FrequencyTable:
     @property
     def n_rows(self) -> int:
         return int(self.sa_counts.sum())
-
-    @property
-    def qi_names(self) -> list[str]:
-        return self.schema.qi_names
-
-    @property
-    def sa_name(self) -> str:
-        return self.schema.sa.name
-
-    @property
-    def qi_cardinalities(self) -> np.ndarray:
-        return np.array([self.columns[n].n_values for n in self.qi_names], dtype=np.int64)
 
     @cached_property
     def sa_domain(self) -> SADomain:

@@ -40,8 +40,42 @@ class EncodedColumn:
         return len(self.categories)
 
 
+class SchemaView:
+    """What a table and its frequency table share: the schema's column names, each column's
+    number of values, and the hierarchy of a column (the declared one, or an automatic one
+    built on first use). Needs ``schema``, ``columns`` and ``hierarchies``."""
+
+    schema: Schema
+    columns: dict[str, EncodedColumn]
+    hierarchies: dict[str, Any]
+
+    @property
+    def qi_names(self) -> list[str]:
+        return self.schema.qi_names
+
+    @property
+    def sa_name(self) -> str:
+        return self.schema.sa.name
+
+    @property
+    def qi_cardinalities(self) -> np.ndarray:
+        return np.array([self.columns[n].n_values for n in self.qi_names], dtype=np.int64)
+
+    def hierarchy(self, name: str) -> Any:
+        """The column's hierarchy: the declared one, or an automatic one built on first use
+        (numeric → interval ladder, categorical → flat, ordinal → balanced merges)."""
+        h = self.hierarchies.get(name)
+        if h is None:
+            from ..hierarchy import builders
+
+            col = self.columns[name]
+            h = builders.auto(list(col.categories), col.kind, column=name)
+            self.hierarchies[name] = h
+        return h
+
+
 @dataclass(eq=False)
-class EncodedTable:
+class EncodedTable(SchemaView):
     """A table with every QI and the SA as integer codes.
 
     Build one with :func:`encode` (from a DataFrame) or :meth:`from_codes` (from arrays,
@@ -63,14 +97,6 @@ class EncodedTable:
     def __len__(self) -> int:
         return self.n_rows
 
-    @property
-    def qi_names(self) -> list[str]:
-        return self.schema.qi_names
-
-    @property
-    def sa_name(self) -> str:
-        return self.schema.sa.name
-
     @cached_property
     def qi_codes(self) -> np.ndarray:
         """``(n_rows, n_qi)`` int32 matrix of QI codes, columns in schema order."""
@@ -79,23 +105,6 @@ class EncodedTable:
     @property
     def sa_codes(self) -> np.ndarray:
         return self.columns[self.sa_name].codes
-
-    @property
-    def qi_cardinalities(self) -> np.ndarray:
-        return np.array([self.columns[n].n_values for n in self.qi_names], dtype=np.int64)
-
-    # -- hierarchies --------------------------------------------------------------------
-    def hierarchy(self, name: str) -> Any:
-        """The column's hierarchy: the declared one, or an automatic one built on first use
-        (numeric → interval ladder, categorical → flat, ordinal → balanced merges)."""
-        h = self.hierarchies.get(name)
-        if h is None:
-            from ..hierarchy import builders
-
-            col = self.columns[name]
-            h = builders.auto(list(col.categories), col.kind, column=name)
-            self.hierarchies[name] = h
-        return h
 
     # -- the SA -------------------------------------------------------------------------
     @cached_property
