@@ -399,7 +399,7 @@ _HELPERS = ("block_ranges",)
 _PARALLEL = ("ranges", "distinct", "plan", "apply")
 _SERIAL = ("left_masks", "leaf_order", "label_leaves")
 _PLAIN: dict[str, Any] = {name: globals()[name] for name in _HELPERS + _PARALLEL + _SERIAL}
-_PLAIN["threads"] = 1
+_PLAIN["threads"] = lambda: 1  # the workers a run may use (numba: its current thread count)
 _COMPILED: dict[str, Any] | None = None
 #: record-lane visits (rows x lanes x expected levels) a process runs as plain Python before
 #: it loads numba's code instead (~20 ms of plain Python per 10^4; the load costs ~0.3 s)
@@ -445,7 +445,7 @@ def compiled() -> dict[str, Any]:
                                              numba.njit(cache=True)(_renamed(_PLAIN[name], "_serial")))
                              for name in _PARALLEL}
         k.update({name: numba.njit(cache=True)(_PLAIN[name]) for name in _SERIAL})
-        k["threads"] = int(numba.get_num_threads())
+        k["threads"] = numba.get_num_threads  # read per run: a caller may have lowered it for small work
         _COMPILED = k
     return _COMPILED
 

@@ -384,7 +384,7 @@ def plan_records(space: MondrianSpace, R: np.ndarray, n_labels: int, decide: Dec
     rows_open = int((hi - lo).sum())
     levels = max(1, int(np.log2(max(rows_open, 2) / min_split)) + 2)
     K = mk.kernels(rows_open * R.shape[1] * levels)
-    nthreads = int(K["threads"])
+    nthreads = int(K["threads"]())
     B = _with_spare(R)  # the records, every level's nodes in place, then the scratch records
     del R
     nthreads = min(nthreads, _MAX_WORKERS)

@@ -123,6 +123,29 @@ def test_many_batches_on_several_threads_give_the_reference_tree(monkeypatch, se
     assert_same_tree(p, reference_tree(t, model, strict, "ordered"))
 
 
+def test_each_run_uses_the_thread_count_numba_has_then(monkeypatch):
+    """The planner reads numba's thread count per run (the replay lowers it to one around small
+    re-runs): a run inside such a section uses one worker, a run after it every thread."""
+    import numba
+
+    seen = []
+    real = mp._workers
+    monkeypatch.setattr(mp, "_workers", lambda lo, hi, n: (seen.append(n), real(lo, hi, n))[1])
+    monkeypatch.setattr(mk, "FORCE", "compiled")
+    t = random_table(3, n=400)
+    algo = make_algorithm("mondrian", model=make_model("k=3"), strict=True)
+    before = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        algo.partition(t)
+    finally:
+        numba.set_num_threads(before)
+    assert seen and set(seen) == {1}
+    seen.clear()
+    algo.partition(t)
+    assert seen and set(seen) == {min(before, mp._MAX_WORKERS)}
+
+
 def test_plain_and_compiled_runs_are_identical(monkeypatch):
     t = random_table(11, n=500)
     out = []
