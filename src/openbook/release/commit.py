@@ -6,9 +6,15 @@ and write takes (docs/release-files.md, "Crash-safe writes").
 renames is written atomically — the commit point — and the renames are performed; the
 journal is removed last. Everything happens under an exclusive ``flock`` on the folder.
 
+A final path that is a folder (the Spark engine's partitioned Parquet release) cannot be
+renamed over: the journal also lists it as *set aside* — renamed to a temporary name just
+before its replacement is renamed into place, and removed after — so that step, too, is
+rolled forward from the journal.
+
 **Recovery** (:func:`recover`, run under the same lock by every openbook read or write of a
 release path): a journal present means the write committed, so the remaining renames are
-rolled forward; no journal means it never committed, so the old files are intact. Either
+rolled forward (an old folder is set aside only while its replacement still waits under its
+temporary name); no journal means it never committed, so the old files are intact. Either
 way the release's stale temporaries are then swept: only names of exactly our own pattern
 (``.NAME.<12 hex>.part`` for a file ``NAME`` of that release) and only while holding the
 lock — a live writer holds it for as long as its temporaries exist, so a sweep never removes
@@ -24,6 +30,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -92,6 +99,15 @@ def temp_name(final: Path) -> Path:
     return final.with_name(f".{final.name}.{secrets.token_hex(_TOKEN_BYTES)}{PART}")
 
 
+def stage_name(final: Path) -> Path:
+    """A fresh staging name beside ``final`` for a writer that works *outside* the folder lock
+    (the Spark engine's executors write a release folder for minutes): ``.NAME.<12 hex>.stage``,
+    which :func:`sweep` leaves alone — a concurrent reader's sweep must never remove a live
+    writer's work. The writer removes it itself, or moves it under a :func:`temp_name` inside
+    :func:`commit`; one a killed writer left behind stays (hidden) until removed by hand."""
+    return final.with_name(f".{final.name}.{secrets.token_hex(_TOKEN_BYTES)}.stage")
+
+
 def _temp_pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"^\.{re.escape(name)}\.[0-9a-f]{{{2 * _TOKEN_BYTES}}}{re.escape(PART)}$")
 
@@ -121,9 +137,17 @@ def sweep(folder: Path, names: Iterable[str]) -> list[Path]:
     for e in entries:
         if any(p.match(e.name) for p in patterns):
             with contextlib.suppress(OSError):
-                os.unlink(e.path)
+                _remove(Path(e.path))
                 removed.append(Path(e.path))
     return removed
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, or a folder with everything in it (a release folder's temporary)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def recover(path: str | os.PathLike, files: Iterable[Path]) -> None:
@@ -136,20 +160,24 @@ def recover(path: str | os.PathLike, files: Iterable[Path]) -> None:
     if journal.is_file():
         try:
             plan = json.loads(journal.read_text())
-            renames, deletes = plan["renames"], plan.get("deletes", [])
-            if not all(isinstance(n, str) and "/" not in n for pair in renames for n in pair) or \
-                    not all(isinstance(n, str) and "/" not in n for n in deletes):
+            renames, deletes, asides = plan["renames"], plan.get("deletes", []), plan.get("asides", [])
+            if not all(isinstance(n, str) and "/" not in n
+                       for n in [*(n for row in [*renames, *asides] for n in row), *deletes]) or \
+                    not all(len(row) == 3 for row in asides):
                 raise TypeError("journal")
         except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
             # a journal is renamed into place whole, so an unreadable one was never committed
             journal.unlink(missing_ok=True)
         else:
             try:
+                for final, aside, tmp in asides:  # only while the replacement still waits
+                    if (folder / tmp).exists() and os.path.lexists(folder / final):
+                        os.replace(folder / final, folder / aside)
                 for tmp, final in renames:
                     if (folder / tmp).exists():
                         os.replace(folder / tmp, folder / final)
                 for name in deletes:
-                    (folder / name).unlink(missing_ok=True)
+                    _remove(folder / name)
                 fsync_dir(folder)
                 journal.unlink()
                 fsync_dir(folder)
@@ -163,7 +191,9 @@ def commit(path: Path, writers: dict[Path, Callable[[Path], Any]], files: Iterab
            deletes: Iterable[Path] = ()) -> list[Path]:
     """Write every ``final -> write(tmp)`` of ``writers`` crash-safely as one unit (module
     docstring); ``deletes`` are removed in the same commit; ``files`` are every file the
-    release at ``path`` may own (for recovery). Returns the final paths."""
+    release at ``path`` may own (for recovery). A final path that exists as a folder, or
+    that a folder replaces, is set aside and removed in the same commit (the caller has
+    checked that it may be replaced). Returns the final paths."""
     folder = path.parent
     folder.mkdir(parents=True, exist_ok=True)
     files = list(files)
@@ -177,20 +207,27 @@ def commit(path: Path, writers: dict[Path, Callable[[Path], Any]], files: Iterab
                 temps[final] = tmp
                 write(tmp)
                 fsync_file(tmp)
+            asides = [[f.name, temp_name(f).name, t.name] for f, t in temps.items()
+                      if os.path.lexists(f) and (_is_folder(f) or _is_folder(t))]
             jtmp = temp_name(journal)
             temps[journal] = jtmp
             jtmp.write_text(json.dumps({"renames": [[t.name, f.name] for f, t in temps.items() if f != journal],
-                                        "deletes": [d.name for d in deletes]}))
+                                        "deletes": [d.name for d in deletes] + [a[1] for a in asides],
+                                        "asides": asides}))
             fsync_file(jtmp)
             fsync_dir(folder)
             os.replace(jtmp, journal)  # the commit point
         except BaseException:
             for t in temps.values():
-                t.unlink(missing_ok=True)
+                _remove(t)
             raise
         fsync_dir(folder)
         recover(path, files)  # perform the renames and remove the journal
     return list(writers)
+
+
+def _is_folder(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
 
 
 def write_plain(path: str | os.PathLike, write: Callable[[Path], Any]) -> Path:

@@ -2,12 +2,13 @@
 (docs/spark.md, "Output"; docs/release-files.md for the local conventions it follows).
 
 ``-o OUT.parquet`` names a *folder*: Spark writes the published rows into a staging folder
-beside it (``.OUT.parquet.<12 hex>.part``, the temporary pattern of
-:mod:`openbook.release.commit`), the SHA-256 of every part file is taken, and the folder and
-its sidecar ``OUT.parquet.json`` are renamed into place as one unit by the local engine's
-crash-safe commit (:func:`openbook.release.commit.commit`: journal, renames, under the
-folder lock). Never over an input; over an existing release only with ``force`` (the old
-folder is set aside under a temporary name and removed once the new one is in place).
+beside it (``.OUT.parquet.<12 hex>.stage``, :func:`openbook.release.commit.stage_name`: a
+name no concurrent reader's sweep removes while the executors write), the SHA-256 of every
+part file is taken, and the folder and its sidecar ``OUT.parquet.json`` are renamed into
+place as one unit by the local engine's crash-safe commit
+(:func:`openbook.release.commit.commit`: journal, renames, under the folder lock). Never over an input; over an existing release only with ``force`` (the old
+folder is set aside and removed inside the same journaled commit, so a kill at any moment
+leaves the old release or the new one).
 
 Row order is a channel (:func:`openbook.release.release.canonical_form`): the rows are
 sorted by their published values (QI labels, then the SA value) — never in input order —
@@ -124,7 +125,7 @@ def write_release(res: SparkMondrianResult, check: dict[str, Any], path: str | o
     p = check_output(path, force=force, inputs=inputs)
     side = sidecar_of(p)
     rows = published_rows(res)
-    stage = _commit.temp_name(p)
+    stage = _commit.stage_name(p)  # outside the lock while Spark writes: a name no sweep removes
     try:
         rows.write.parquet(str(stage))
         parts = sorted(f for f in os.listdir(stage) if f.startswith("part-") and f.endswith(".parquet"))
@@ -144,25 +145,15 @@ def write_release(res: SparkMondrianResult, check: dict[str, Any], path: str | o
                                                     publish_identifier_names=publish_identifier_names)}
         record["files"] = {"data": p.name, "layout": "parquet-folder", "rows": n_published, "parts": files}
         record["digest"] = self_digest(record)
-        aside = None
-        with _commit.folder_lock(p.parent):
-            if force and (p.exists() or p.is_symlink()):
-                aside = _commit.temp_name(p)
-                os.replace(p, aside)
 
-            def move(tmp: Path) -> None:
-                os.replace(stage, tmp)
+        def move(tmp: Path) -> None:
+            os.replace(stage, tmp)
 
-            def sidecar(tmp: Path) -> None:
-                tmp.write_text(json.dumps(record, indent=2, default=json_default))
+        def sidecar(tmp: Path) -> None:
+            tmp.write_text(json.dumps(record, indent=2, default=json_default))
 
-            written = _commit.commit(p, {p: move, side: sidecar}, [p, side])
-        if aside is not None:
-            if aside.is_dir() and not aside.is_symlink():
-                shutil.rmtree(aside, ignore_errors=True)
-            else:
-                aside.unlink(missing_ok=True)
-        return written
+        # an old release folder (--force) is set aside and removed inside the journaled commit
+        return _commit.commit(p, {p: move, side: sidecar}, [p, side])
     finally:
         if stage.exists():
             shutil.rmtree(stage, ignore_errors=True)

@@ -107,3 +107,87 @@ def test_a_live_writers_temporaries_are_not_swept(tmp_path):
         if writer.poll() is None:
             writer.kill()
             writer.wait()
+
+
+KILL_AT = r"""
+import os, shutil, signal, sys
+from pathlib import Path
+from openbook.release import commit as c
+
+folder, k = Path(sys.argv[1]), int(sys.argv[2])
+calls = [0]
+
+
+def gate(f):
+    def g(*a, **kw):
+        calls[0] += 1
+        if calls[0] == k:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return f(*a, **kw)
+    return g
+
+
+p, side = folder / "r.parquet", folder / "r.parquet.json"
+stage = c.stage_name(p)
+stage.mkdir()
+for i in range(2):
+    (stage / f"part-{i}.parquet").write_text(f"new{i}")
+os.replace, shutil.rmtree, os.fsync = gate(os.replace), gate(shutil.rmtree), gate(os.fsync)
+c.commit(p, {p: lambda tmp: os.replace(stage, tmp), side: lambda tmp: tmp.write_text("new-side")}, [p, side])
+print(calls[0])
+"""
+
+
+def _folder_release(folder: Path) -> dict[str, str]:
+    """The release a reader sees: the folder's part files and the sidecar (hidden staging
+    folders, which only a killed Spark writer leaves, aside); nothing else may be there."""
+    from openbook.release import commit
+
+    with commit.folder_lock(folder):
+        commit.recover(folder / "r.parquet", [folder / "r.parquet", folder / "r.parquet.json"])
+    entries = sorted(p.name for p in folder.iterdir() if not p.name.endswith(".stage"))
+    assert set(entries) <= {"r.parquet", "r.parquet.json"}, entries  # no journal, temporary or set-aside folder
+    out = {}
+    if (folder / "r.parquet").is_dir():
+        out.update({f"r.parquet/{p.name}": p.read_text() for p in sorted((folder / "r.parquet").iterdir())})
+    if (folder / "r.parquet.json").exists():
+        out["r.parquet.json"] = (folder / "r.parquet.json").read_text()
+    return out
+
+
+def test_replacing_a_release_folder_survives_a_kill_at_every_step(tmp_path):
+    """An old release folder replaced (the Spark engine's --force): killed (SIGKILL) before
+    every rename, removal and sync of the commit, the next reader sees exactly the old release
+    or exactly the new one — the old folder is set aside inside the journaled commit."""
+    import subprocess
+    import sys
+
+    old = {"r.parquet/part-0.parquet": "old0", "r.parquet/part-9.parquet": "old9", "r.parquet.json": "old-side"}
+    new = {"r.parquet/part-0.parquet": "new0", "r.parquet/part-1.parquet": "new1", "r.parquet.json": "new-side"}
+
+    def setup(folder: Path) -> None:
+        folder.mkdir()
+        (folder / "r.parquet").mkdir()
+        (folder / "r.parquet" / "part-0.parquet").write_text("old0")
+        (folder / "r.parquet" / "part-9.parquet").write_text("old9")
+        (folder / "r.parquet.json").write_text("old-side")
+
+    def run(folder: Path, k: int) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", KILL_AT, str(folder), str(k)], capture_output=True, text=True)
+
+    setup(tmp_path / "full")
+    done = run(tmp_path / "full", 10**9)
+    assert done.returncode == 0, done.stderr
+    steps = int(done.stdout.strip())
+    assert steps >= 8 and _folder_release(tmp_path / "full") == new
+    seen = []
+    for k in range(1, steps + 1):
+        folder = tmp_path / f"k{k}"
+        setup(folder)
+        r = run(folder, k)
+        assert r.returncode == -9, (k, r.returncode, r.stderr[-500:])
+        got = _folder_release(folder)
+        assert got in (old, new), (k, got)
+        seen.append("old" if got == old else "new")
+    assert "old" in seen and "new" in seen
+    assert seen == sorted(seen, key=lambda s: s == "new")  # old until the commit point, new after
