@@ -6,9 +6,10 @@ beside it (``.OUT.parquet.<12 hex>.stage``, :func:`openbook.release.commit.stage
 name no concurrent reader's sweep removes while the executors write), the SHA-256 of every
 part file is taken, and the folder and its sidecar ``OUT.parquet.json`` are renamed into
 place as one unit by the local engine's crash-safe commit
-(:func:`openbook.release.commit.commit`: journal, renames, under the folder lock). Never over an input; over an existing release only with ``force`` (the old
-folder is set aside and removed inside the same journaled commit, so a kill at any moment
-leaves the old release or the new one).
+(:func:`openbook.release.commit.commit`: journal, renames, under the folder lock). Never over
+an input; over an existing release only with ``force`` (the old folder is set aside and
+removed inside the same journaled commit, so a kill at any moment leaves the old release or
+the new one).
 
 Row order is a channel (:func:`openbook.release.release.canonical_form`): the rows are
 sorted by their published values (QI labels, then the SA value) — never in input order —
