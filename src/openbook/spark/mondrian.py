@@ -100,9 +100,7 @@ def spark_mondrian(st: SparkTable, model: PrivacyModel, *, strict: bool = True,
         # the classes' published values by the local release code (the model is checked globally)
         rel = build_release(frag, Partition(group, n_groups), model=None, kind="generalized", verify=False)
         for name in frag.qi_names:
-            lab = np.empty(group.size, dtype=object)
-            lab[rel.source_rows] = rel.data[name].astype(str).to_numpy(dtype=object)
-            cols.append(pa.array(lab, pa.string()))
+            cols.append(_row_labels(rel.data[name], rel.source_rows, group.size))
         cols.append(pa.array(sa.astype(np.int32)))
         return pa.table(cols, names=[ROW, CLS] + [label_col(j) for j in range(d)] + [SA])
 
@@ -116,6 +114,23 @@ def spark_mondrian(st: SparkTable, model: PrivacyModel, *, strict: bool = True,
         warnings.filterwarnings("ignore", message=r"PySpark does not yet fully support pandas", category=FutureWarning)
         rows = tagged.groupBy(FRAG).applyInArrow(finish, out_schema).persist(StorageLevel.MEMORY_AND_DISK)
     return SparkMondrianResult(rows, plan, st, model, strict)
+
+
+def _row_labels(published: Any, source_rows: np.ndarray, n: int) -> Any:
+    """The published labels of one QI as an Arrow string array in the fragment's row order:
+    the release's categorical codes laid out by ``source_rows`` and decoded by Arrow (no
+    Python string per row)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    if isinstance(published.dtype, pd.CategoricalDtype):
+        codes = np.empty(n, dtype=np.int32)
+        codes[source_rows] = published.cat.codes.to_numpy()
+        words = pa.array(published.cat.categories.astype(str).to_numpy(dtype=object), pa.string())
+        return pa.DictionaryArray.from_arrays(pa.array(codes), words).cast(pa.string())
+    lab = np.empty(n, dtype=object)
+    lab[source_rows] = published.astype(str).to_numpy(dtype=object)
+    return pa.array(lab, pa.string())
 
 
 def verify(res: SparkMondrianResult) -> dict[str, Any]:
