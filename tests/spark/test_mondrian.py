@@ -90,3 +90,24 @@ def test_verify_refuses_a_release_below_the_model(spark):
     stricter = dataclasses.replace(res, model=make_model(f"k={table.n_rows}"))
     with pytest.raises(InfeasibleError, match="classes do not satisfy"):
         verify(stricter)
+
+
+def test_verify_counts_label_tuples_and_refuses_a_torn_group(spark):
+    """The global check's classes are the release's label tuples (as the local release counts
+    them), and a group whose rows carry two label tuples is refused, not averaged away."""
+    import dataclasses
+
+    from pyspark.sql import functions as F
+
+    from openbook.algorithms import make_algorithm
+    from openbook.errors import InfeasibleError
+
+    frame = random_frame(5, 200, card=6)
+    table, _, local, res, _ = _run(spark, frame, "k=2", False, max_fragment=40)
+    rel = make_algorithm("mondrian", model=make_model("k=2"), strict=False).anonymize(table).data
+    out = verify(res)
+    assert out["rows"] == table.n_rows
+    assert out["classes"] == len(rel[list(table.qi_names)].astype(str).drop_duplicates())
+    torn = res.rows.withColumn("g0", F.when(F.col(ROW) == 0, F.lit("torn")).otherwise(F.col("g0")))
+    with pytest.raises(InfeasibleError, match="different published labels"):
+        verify(dataclasses.replace(res, rows=torn))
