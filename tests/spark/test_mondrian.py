@@ -92,9 +92,10 @@ def test_verify_refuses_a_release_below_the_model(spark):
         verify(stricter)
 
 
-def test_verify_counts_label_tuples_and_refuses_a_torn_group(spark):
+def test_verify_counts_label_tuples_as_a_reader_sees_them(spark):
     """The global check's classes are the release's label tuples (as the local release counts
-    them), and a group whose rows carry two label tuples is refused, not averaged away."""
+    them), not the run's groups: a row whose labels differ from its group's is a class of its
+    own to a reader, and the check refuses the release when that class fails the model."""
     import dataclasses
 
     from pyspark.sql import functions as F
@@ -109,5 +110,5 @@ def test_verify_counts_label_tuples_and_refuses_a_torn_group(spark):
     assert out["rows"] == table.n_rows
     assert out["classes"] == len(rel[list(table.qi_names)].astype(str).drop_duplicates())
     torn = res.rows.withColumn("g0", F.when(F.col(ROW) == 0, F.lit("torn")).otherwise(F.col("g0")))
-    with pytest.raises(InfeasibleError, match="different published labels"):
+    with pytest.raises(InfeasibleError, match="1 of .* classes do not satisfy"):
         verify(dataclasses.replace(res, rows=torn))

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from functools import reduce
-from operator import or_
 from typing import Any, Iterator
 
 import numpy as np
@@ -140,42 +138,13 @@ def verify(res: SparkMondrianResult) -> dict[str, Any]:
     one tuple of published QI labels (two Mondrian groups with equal labels are one class) —
     on the cluster, from grouped SA counts, against the whole table's SA domain:
     ``{"classes", "failing", "rows"}``. Raises :class:`~openbook.errors.InfeasibleError`
-    when a class fails (nothing is then written).
-
-    The rows are counted per (group, SA value) and each group's labels taken once — both
-    aggregations combine on the executors before the shuffle, which then carries a few rows
-    per group instead of every row's labels — and a group whose rows carry two label tuples
-    is an error; the counts are then summed per label tuple."""
+    when a class fails (nothing is then written)."""
+    import pyarrow as pa
     from pyspark.sql import functions as F
 
     model, domain, n_sa = res.model, res.st.domain, res.st.n_sa
     labels = [label_col(j) for j in range(res.st.d)]
-    per_group = res.rows.groupBy(CLS, SA).agg(F.count(F.lit(1)).alias("count"))
-    label_of = res.rows.groupBy(CLS).agg(*(F.min(c).alias(c) for c in labels),
-                                         *(F.max(c).alias(f"_max_{c}") for c in labels)).persist()
-    try:
-        torn = label_of.filter(reduce(or_, [F.col(c) != F.col(f"_max_{c}") for c in labels])).limit(1).count()
-        if torn:
-            raise InfeasibleError("mondrian --engine spark: a group's rows carry different published labels; "
-                                  "nothing was written", model=res.model)
-        counts = (per_group.join(label_of.select(CLS, *labels), CLS).groupBy(*labels, SA)
-                  .agg(F.sum("count").alias("count")).repartition(*labels))
-        got = counts.mapInArrow(_check_classes(labels, model, domain, n_sa),
-                                "classes long, failing long, rows long").agg(
-            *(F.sum(c).alias(c) for c in ("classes", "failing", "rows"))).toArrow().to_pylist()[0]
-    finally:
-        label_of.unpersist()
-    out = {k: int(v or 0) for k, v in got.items()}
-    if out["failing"]:
-        raise InfeasibleError(f"mondrian --engine spark: {out['failing']} of {out['classes']} classes do not satisfy "
-                              f"{model.describe() if hasattr(model, 'describe') else model}", model=model)
-    return out
-
-
-def _check_classes(labels: list[str], model: PrivacyModel, domain: Any, n_sa: int) -> Any:
-    """The ``mapInArrow`` function of :func:`verify`: per partition of (labels, SA, count)
-    rows, the classes (label tuples), how many fail the model, and the rows."""
-    import pyarrow as pa
+    counts = res.rows.groupBy(*labels, SA).count().repartition(*labels)
 
     def check(batches: Iterator[Any]) -> Iterator[Any]:
         got = list(batches)
@@ -191,4 +160,10 @@ def _check_classes(labels: list[str], model: PrivacyModel, domain: Any, n_sa: in
         yield pa.RecordBatch.from_arrays([pa.array([int(u.size)]), pa.array([int((~ok).sum())]),
                                           pa.array([int(mat.sum())])], names=["classes", "failing", "rows"])
 
-    return check
+    got = counts.mapInArrow(check, "classes long, failing long, rows long").agg(
+        *(F.sum(c).alias(c) for c in ("classes", "failing", "rows"))).toArrow().to_pylist()[0]
+    out = {k: int(v or 0) for k, v in got.items()}
+    if out["failing"]:
+        raise InfeasibleError(f"mondrian --engine spark: {out['failing']} of {out['classes']} classes do not satisfy "
+                              f"{model.describe() if hasattr(model, 'describe') else model}", model=model)
+    return out
