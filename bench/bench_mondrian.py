@@ -15,7 +15,8 @@ warms numba up on its first 65,536 rows (the threaded kernels load there), and t
   copy it makes), and
 * Mondrian (``algorithm.partition``; best of ``--repeat`` runs up to 10^7 rows, one run above;
   the first run is reported too: in a fresh process it also pays the first touch of the
-  memory it allocates, which on this virtual machine varies from run to run by up to 0.5 s),
+  memory it allocates, which on this virtual machine varies from run to run — up to about a
+  second at 10^7 rows),
 
 and reports Mondrian's time, its ratio to the numpy pass, and its peak memory beyond the
 codes: the process's peak resident set (``VmHWM``, reset just before the run through
@@ -148,9 +149,9 @@ def run_one(n: int, strict: bool, repeat: int) -> None:
         digest = hashlib.sha256(np.ascontiguousarray(p.group, dtype=np.int64).data).hexdigest()[:16]
         del p
     peak = _status("VmHWM") if exact else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"seconds": min(times), "first": times[0], "runs": len(times), "numpy_seconds": min(np_times), "groups": int(groups), "digest": digest,
-                      "extra_bytes_per_row": (peak - base) / n, "codes_bytes_per_row": qi.nbytes / n + sa.nbytes / n,
-                      "exact_peak": exact}))
+    print(json.dumps({"seconds": min(times), "first": times[0], "runs": len(times), "numpy_seconds": min(np_times),
+                      "groups": int(groups), "digest": digest, "extra_bytes_per_row": (peak - base) / n,
+                      "codes_bytes_per_row": qi.nbytes / n + sa.nbytes / n, "exact_peak": exact}))
 
 
 FIRST_CALL = """
