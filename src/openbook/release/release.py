@@ -417,6 +417,20 @@ def _generalized_column(table: EncodedTable, name: str, group: np.ndarray, n_gro
         return pd.Categorical.from_codes(inv, categories=pd.Index(_unique_labels(h.label_of(uniq))))
     if group.size == 0:
         return pd.Categorical([])
+    per_group = group_labels(table, name, group, n_groups, codes)
+    label_codes, uniq = pd.factorize(per_group[group])
+    return pd.Categorical.from_codes(label_codes, categories=pd.Index(uniq.astype(str)))
+
+
+def group_labels(table: EncodedTable, name: str, group: np.ndarray, n_groups: int,
+                 codes: np.ndarray | None = None) -> np.ndarray:
+    """The label local recoding publishes for QI ``name`` of each group (``group``: the group
+    of each row whose codes are ``codes``, default the column's; every group non-empty): the
+    members' range ``[lo-hi]`` (or the value) for a numeric column without a declared
+    hierarchy, else the label of the members' lowest common ancestor in the hierarchy
+    (``labels`` is the grammar). An ``(n_groups,)`` object array of ``str``."""
+    col = table.columns[name]
+    codes = col.codes if codes is None else codes
     if col.kind == "numeric" and name not in table.hierarchies:
         lo = np.full(n_groups, np.iinfo(np.int64).max)
         hi = np.full(n_groups, -1)
@@ -426,13 +440,10 @@ def _generalized_column(table: EncodedTable, name: str, group: np.ndarray, n_gro
         lo, hi = np.where(used, lo, 0), np.where(used, hi, 0)
         a = pd.Series(col.categories[lo]).astype(str)
         b = pd.Series(col.categories[hi]).astype(str)
-        per_group = np.where(lo == hi, a, "[" + a + "-" + b + "]").astype(object)
-    else:
-        h = table.hierarchy(name)
-        nodes = h.group_lca(codes, group, n_groups)
-        per_group = np.asarray(h.label_of(nodes), dtype=object)
-    label_codes, uniq = pd.factorize(per_group[group])
-    return pd.Categorical.from_codes(label_codes, categories=pd.Index(uniq.astype(str)))
+        return np.where(lo == hi, a, "[" + a + "-" + b + "]").astype(object)
+    h = table.hierarchy(name)
+    nodes = h.group_lca(codes, group, n_groups)
+    return np.asarray([str(x) for x in h.label_of(nodes)], dtype=object)
 
 
 def _unique_labels(labels: Any) -> list[str]:

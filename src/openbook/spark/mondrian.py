@@ -63,7 +63,7 @@ def spark_mondrian(st: SparkTable, model: PrivacyModel, *, strict: bool = True,
     import pyarrow as pa
     from pyspark import StorageLevel
 
-    from ..release import Partition, build_release
+    from ..release.release import group_labels
 
     model.validate(st.domain)
     plan = plan_top(st, model, strict=strict, max_fragment=max_fragment)
@@ -97,10 +97,12 @@ def spark_mondrian(st: SparkTable, model: PrivacyModel, *, strict: bool = True,
         group, n_groups = res["group"], int(res["n_groups"])
         f = int(table.column(FRAG)[0].as_py())
         cols = [pa.array(table.column(ROW).to_numpy()), pa.array((np.int64(f) << 32) + group.astype(np.int64))]
-        # the classes' published values by the local release code (the model is checked globally)
-        rel = build_release(frag, Partition(group, n_groups), model=None, kind="generalized", verify=False)
+        # each class's published values by the local release's label code, once per class and
+        # laid out by Arrow (the model is checked globally); Mondrian publishes every row
+        idx = pa.array(group.astype(np.int32))
         for name in frag.qi_names:
-            cols.append(_row_labels(rel.data[name], rel.source_rows, group.size))
+            words = pa.array(group_labels(frag, name, group, n_groups), pa.string())
+            cols.append(pa.DictionaryArray.from_arrays(idx, words).cast(pa.string()))
         cols.append(pa.array(sa.astype(np.int32)))
         return pa.table(cols, names=[ROW, CLS] + [label_col(j) for j in range(d)] + [SA])
 
@@ -114,23 +116,6 @@ def spark_mondrian(st: SparkTable, model: PrivacyModel, *, strict: bool = True,
         warnings.filterwarnings("ignore", message=r"PySpark does not yet fully support pandas", category=FutureWarning)
         rows = tagged.groupBy(FRAG).applyInArrow(finish, out_schema).persist(StorageLevel.MEMORY_AND_DISK)
     return SparkMondrianResult(rows, plan, st, model, strict)
-
-
-def _row_labels(published: Any, source_rows: np.ndarray, n: int) -> Any:
-    """The published labels of one QI as an Arrow string array in the fragment's row order:
-    the release's categorical codes laid out by ``source_rows`` and decoded by Arrow (no
-    Python string per row)."""
-    import pandas as pd
-    import pyarrow as pa
-
-    if isinstance(published.dtype, pd.CategoricalDtype):
-        codes = np.empty(n, dtype=np.int32)
-        codes[source_rows] = published.cat.codes.to_numpy()
-        words = pa.array(published.cat.categories.astype(str).to_numpy(dtype=object), pa.string())
-        return pa.DictionaryArray.from_arrays(pa.array(codes), words).cast(pa.string())
-    lab = np.empty(n, dtype=object)
-    lab[source_rows] = published.astype(str).to_numpy(dtype=object)
-    return pa.array(lab, pa.string())
 
 
 def verify(res: SparkMondrianResult) -> dict[str, Any]:
