@@ -1,7 +1,8 @@
 """Peers (pyCANON, anonypy, anjana) live in virtual environments of their own under
 bench/.peers/<peer>/ (their pins clash with ours and with each other: anjana 1.2.3 pins
 another pyCANON); benchmarks run them there by subprocess and time them in-process there,
-so both sides are measured in one run on one machine."""
+so both sides are measured in one run on one machine. Also what the benchmarks share about
+the machine: its description and a process's memory from ``/proc``."""
 
 from __future__ import annotations
 
@@ -47,3 +48,22 @@ def machine() -> str:
     except OSError:
         pass
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} {platform.release()}"
+
+
+def proc_status(field: str, pid: int | str = "self") -> int:
+    """A memory field of ``/proc/PID/status`` (``VmRSS``, ``VmHWM``, ...) in bytes; 0 when the
+    field is absent. Raises ``OSError`` when the process is gone."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def reset_peak() -> bool:
+    """Reset this process's peak resident set (``VmHWM``) to its current one; ``False`` where
+    the kernel does not allow it (the caller then falls back to ``ru_maxrss``)."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False

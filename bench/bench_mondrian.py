@@ -55,7 +55,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _baseline import BASELINE, baseline_env  # noqa: E402
-from _peers import machine  # noqa: E402
+from _peers import machine, proc_status, reset_peak  # noqa: E402
 
 N_QI = 8
 CACHE = Path(tempfile.gettempdir()) / "openbook-bench-mondrian"
@@ -86,21 +86,6 @@ def prepare(n: int) -> None:
     del qi, sa
     os.replace(str(qp) + ".part", qp)
     os.replace(str(sp) + ".part", sp)
-
-
-def _status(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) * 1024
-    raise KeyError(field)
-
-
-def _reset_peak() -> bool:
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-        return True
-    except OSError:
-        return False
 
 
 def run_one(n: int, strict: bool, repeat: int) -> None:
@@ -138,8 +123,8 @@ def run_one(n: int, strict: bool, repeat: int) -> None:
         t = time.perf_counter()
         numpy_pass()
         np_times.append(time.perf_counter() - t)
-    base = _status("VmRSS")
-    exact = _reset_peak()
+    base = proc_status("VmRSS")
+    exact = reset_peak()
     times, groups, digest = [], 0, ""
     for _ in range(repeat):
         t = time.perf_counter()
@@ -148,7 +133,7 @@ def run_one(n: int, strict: bool, repeat: int) -> None:
         groups = p.n_groups
         digest = hashlib.sha256(np.ascontiguousarray(p.group, dtype=np.int64).data).hexdigest()[:16]
         del p
-    peak = _status("VmHWM") if exact else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    peak = proc_status("VmHWM") if exact else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(json.dumps({"seconds": min(times), "first": times[0], "runs": len(times), "numpy_seconds": min(np_times),
                       "groups": int(groups), "digest": digest, "extra_bytes_per_row": (peak - base) / n,
                       "codes_bytes_per_row": qi.nbytes / n + sa.nbytes / n, "exact_peak": exact}))

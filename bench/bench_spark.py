@@ -56,7 +56,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _peers import machine  # noqa: E402
+from _peers import machine, proc_status, reset_peak  # noqa: E402
 
 N_QI = 8
 CACHE = Path(tempfile.gettempdir()) / "openbook-bench-mondrian"
@@ -102,21 +102,6 @@ def prepare(n: int) -> None:
 # ---------------------------------------------------------------------------------------
 # memory
 # ---------------------------------------------------------------------------------------
-def _status(pid: int | str, field: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1]) * 1024
-    return 0
-
-
-def _reset_peak() -> bool:
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-        return True
-    except OSError:
-        return False
-
-
 def _children() -> dict[int, list[int]]:
     kids: dict[int, list[int]] = {}
     for d in os.listdir("/proc"):
@@ -149,7 +134,7 @@ class TreePeaks:
             pid, under_java = stack.pop()
             try:
                 comm = Path(f"/proc/{pid}/comm").read_text().strip()
-                hwm = _status(pid, "VmHWM")
+                hwm = proc_status("VmHWM", pid)
             except OSError:
                 continue
             if comm == "java":
@@ -231,12 +216,12 @@ def run_one(engine: str, op: str, n: int, driver_memory: str) -> None:
         table = EncodedTable.from_codes(qi_codes=qi, sa_codes=sa)
         for name in table.qi_names:  # the automatic hierarchies, outside the timing (as the encoder builds them)
             table.hierarchy(name)
-        base = _status("self", "VmRSS")
-        exact = _reset_peak()
+        base = proc_status("VmRSS")
+        exact = reset_peak()
         t = time.perf_counter()
         result = _local_op(op, table)
         dt = time.perf_counter() - t
-        peak = _status("self", "VmHWM")
+        peak = proc_status("VmHWM")
         print(json.dumps({"seconds": dt, "result": result, "extra_bytes_per_row": (peak - base) / n,
                           "codes_bytes_per_row": (qi.nbytes + sa.nbytes) / n, "exact_peak": exact}))
         return
@@ -245,7 +230,7 @@ def run_one(engine: str, op: str, n: int, driver_memory: str) -> None:
     from openbook.spark.session import spark_session
 
     peaks = TreePeaks().start()
-    _reset_peak()
+    reset_peak()
     t0 = time.perf_counter()
     spark = spark_session("local[2]", {"spark.driver.memory": driver_memory, "spark.sql.shuffle.partitions": "8"},
                           app="openbook-bench")
@@ -259,7 +244,7 @@ def run_one(engine: str, op: str, n: int, driver_memory: str) -> None:
     mem = peaks.stop()
     spark.stop()
     print(json.dumps({"start": t1 - t0, "encode": t2 - t1, "seconds": t3 - t2, "result": result,
-                      "driver": _status("self", "VmHWM"), **mem}))
+                      "driver": proc_status("VmHWM"), **mem}))
 
 
 def _config(engine: str, op: str, n: int, driver_memory: str) -> dict | str:

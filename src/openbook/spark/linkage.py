@@ -98,7 +98,6 @@ def attack(adv: LinkageAdversary, release: Any, original: SparkTable, earlier: S
     """The local ``adv.run(release, original=…, earlier=…)`` with the population ``original``
     on the cluster (module docstring)."""
     from pyspark import StorageLevel
-    from pyspark.sql import functions as F
 
     if not earlier:
         raise ParameterError("the linkage adversary needs the earlier releases (--against-registry DIR_OR_DB)",

@@ -31,7 +31,7 @@ from ..data.grouping import group_ids
 from ..errors import InfeasibleError
 from ..models.base import PrivacyModel
 from .encoding import ROW, SA, SparkTable, qi_col
-from .mondrian_plan import DEFAULT_MAX_FRAGMENT, TopPlan, batch_codes, descend, plan_top
+from .mondrian_plan import DEFAULT_MAX_FRAGMENT, TopPlan, placed_batches, plan_top
 
 CLS = "_cls"
 FRAG = "_frag"
@@ -75,12 +75,8 @@ def spark_mondrian(st: SparkTable, model: PrivacyModel, *, strict: bool = True,
     materialize_hierarchies(dictionaries, numeric=False)  # once on the driver, shipped to the executors
 
     def tag(batches: Iterator[Any]) -> Iterator[Any]:
-        for b in batches:
-            if b.num_rows == 0:
-                continue
-            X, _, rows = batch_codes(b, d)
-            frag = arrays["fragment"][descend(arrays, X, rows)]
-            yield b.append_column(FRAG, pa.array(frag))
+        for b, _, _, _, node in placed_batches(batches, arrays, d):
+            yield b.append_column(FRAG, pa.array(arrays["fragment"][node]))
 
     in_schema = ", ".join([f"{ROW} long"] + [f"{qi_col(j)} int" for j in range(d)] + [f"{SA} int", f"{FRAG} long"])
     out_schema = ", ".join([f"{ROW} long", f"{CLS} long"] + [f"{label_col(j)} string" for j in range(d)]

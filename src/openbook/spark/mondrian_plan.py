@@ -111,6 +111,15 @@ def batch_codes(b: Any, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         b.column(ROW).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
+def placed_batches(batches: Iterator[Any], plan: dict[str, np.ndarray], d: int) -> Iterator[tuple]:
+    """Each non-empty Arrow batch of a :class:`SparkTable`'s frame as ``(batch, X, sa, rows,
+    node)``: its codes (:func:`batch_codes`) and the node of ``plan`` each row descends to."""
+    for b in batches:
+        if b.num_rows:
+            X, sa, rows = batch_codes(b, d)
+            yield b, X, sa, rows, descend(plan, X, rows)
+
+
 def _histograms(st: SparkTable, plan: dict[str, np.ndarray], open_nodes: np.ndarray) -> list[list[np.ndarray]]:
     """Per open node, per dimension, the exact ``(card_j, n_sa)`` counts of its rows."""
     import pyarrow as pa
@@ -125,11 +134,8 @@ def _histograms(st: SparkTable, plan: dict[str, np.ndarray], open_nodes: np.ndar
     where[open_nodes] = np.arange(k)
 
     def count(batches: Iterator[Any]) -> Iterator[Any]:
-        for b in batches:
-            if b.num_rows == 0:
-                continue
-            X, sa, rows = batch_codes(b, d)
-            idx = where[descend(plan, X, rows)]
+        for _, X, sa, _, node in placed_batches(batches, plan, d):
+            idx = where[node]
             keep = idx >= 0
             if not keep.any():
                 continue
@@ -172,11 +178,8 @@ def _tied_first(st: SparkTable, plan: dict[str, np.ndarray], nodes: np.ndarray, 
     where[nodes] = np.arange(nodes.size)
 
     def tied(batches: Iterator[Any]) -> Iterator[Any]:
-        for b in batches:
-            if b.num_rows == 0:
-                continue
-            X, sa, rows = batch_codes(b, d)
-            idx = where[descend(plan, X, rows)]
+        for _, X, sa, rows, node in placed_batches(batches, plan, d):
+            idx = where[node]
             sel = np.flatnonzero(idx >= 0)
             i = idx[sel]
             sel = sel[X[sel, dims[i]] == values[i]]
