@@ -65,8 +65,9 @@ def anonymize(data: Any, *, qi: Sequence[str], sa: str, model: Any, algorithm: s
     ``qi``: QI columns, each ``"name"`` or ``"name:kind"`` (``numeric``, ``categorical``,
     ``ordinal``); ``sa``: the sensitive attribute; ``model``: a spec such as ``"l=3"``,
     ``"k=5"``, ``"simple-l=6,set=NAME"`` (with ``sensitive={"NAME": [...]}``) or a model
-    object; ``algorithm``: a name of ``openbook.algorithms.catalog.CATALOG`` (default: one whose
-    release passes its own certificate, :func:`openbook.pipeline.default_algorithm`);
+    object; ``algorithm``: a name of ``openbook.algorithms.catalog.CATALOG`` (default:
+    Generalized Anatomy, whose release passes both lines of its own certificate —
+    :func:`openbook.pipeline.default_algorithm`);
     ``seed``: the seed of randomized algorithms (never written into the release);
     ``hierarchies``: column -> ARX CSV path, ``"adult:paper001"`` or a Hierarchy;
     ``max_risk``/``max_reid_risk``/``certify``/``earlier``: the certificate (:mod:`openbook.certificate`);
@@ -83,7 +84,8 @@ def anonymize(data: Any, *, qi: Sequence[str], sa: str, model: Any, algorithm: s
     mdl = make_model(model)
     skew = params.pop("skew", None)
     if algorithm is None:
-        algorithm, defaults = ("full-domain", {}) if "levels" in params else default_algorithm(mdl)[:2]
+        algorithm, defaults = (("full-domain", {}) if "levels" in params else
+                               default_algorithm(mdl, max_risk=max_risk, max_reid_risk=max_reid_risk)[:2])
         params = {**defaults, **params}
     algo = make_algorithm(algorithm, model=mdl, seed=seed, **params)
     if skew:

@@ -24,7 +24,8 @@ Example::
     publish_suppressed_count = false   # true: the sidecar states the input and suppressed counts
     publish_identifier_names = false   # true: the sidecar names the dropped identifier columns
     [certify]
-    max_risk = 0.2                 # default: the model's 1/ℓ
+    max_risk = 0.2                 # the sensitive-value line (default: the model's 1/ℓ)
+    max_reid_risk = 0.2            # the identity line (default: 1/k of the model's k, else 0.2)
     worlds = 2000                  # replay adversary: worlds per sampled unit
     enabled = true                 # false = --no-certify
 """
@@ -47,7 +48,8 @@ KEYS = {
                "identifiers": (list, str), "missing": str, "kinds": dict},
     "output": {"path": str, "kind": str, "t_reference": (str, dict), "publish_suppressed_count": bool,
                "publish_identifier_names": bool},
-    "certify": {"max_risk": (int, float), "worlds": int, "enabled": bool, "against_registry": str},
+    "certify": {"max_risk": (int, float), "max_reid_risk": (int, float), "worlds": int, "enabled": bool,
+                "against_registry": str},
 }
 
 

@@ -141,17 +141,11 @@ def model_from(cfg: RunConfig) -> Any:
     return make_model(m)
 
 
-#: the default anonymizer per kind of model (``anonymize`` without ``--algorithm``), and why
-DEFAULT_FOR_POSTERIOR_BOUND = ("anatomy", "Anatomy groups people by their SA values alone, so knowing the "
-                               "algorithm tells the adversary nothing more (paper 000 Claim 4): its release "
-                               "keeps every posterior at the model's 1/ℓ against every adversary that applies; "
-                               "the QIs are published exactly (identity is not protected)")
-DEFAULT_FOR_SENSITIVE_SET = ("set-anatomy", "the model protects a sensitive value set: Set Anatomy groups people by "
-                             "whether their value is sensitive, one sensitive person per group, never by their QIs, "
-                             "so knowing the algorithm tells the adversary nothing more; the QIs are published "
-                             "exactly (identity is not protected)")
-DEFAULT_OTHERWISE = ("mondrian", "the model bounds no posterior (k-anonymity, t-closeness, (k,e)): strict "
-                     "Mondrian gives the finest generalized release that satisfies it")
+#: the anonymizer ``anonymize`` runs without ``--algorithm``, for every model, and why
+DEFAULT_ALGORITHM = ("generalized-anatomy", "QI classes of at least k records formed from the QIs alone (identity: "
+                     "every published QI combination shared by k, 5 by default) and SA groups formed from the SA "
+                     "alone (attribute: each group meets the model's target), so knowing the algorithm tells the "
+                     "adversary nothing more: both lines of its certificate pass by construction")
 
 
 def t_reference_from(spec: Any) -> Any:
@@ -174,21 +168,22 @@ def t_reference_from(spec: Any) -> Any:
     return dict(zip(frame.iloc[:, 0].astype(str), counts.astype("int64")))
 
 
-def default_algorithm(model: Any) -> tuple[str, dict[str, Any], str]:
-    """``(name, params, why)`` of the anonymizer ``anonymize`` picks when none is given:
-    one whose release passes its own certificate (``tests/regression/test_default_algorithm.py``
-    checks it on Adult and on the synthetic table)."""
-    from .certificate import model_target
-
-    if model_target(model) is not None:
-        sets = [getattr(m, "sensitive_set", None) for m in (getattr(model, "models", None) or [model])]
-        name, why = DEFAULT_FOR_SENSITIVE_SET if any(sets) else DEFAULT_FOR_POSTERIOR_BOUND
-        return name, {}, why
-    name, why = DEFAULT_OTHERWISE
-    return name, {"strict": True}, why
+def default_algorithm(model: Any, *, max_risk: float | None = None,
+                      max_reid_risk: float | None = None) -> tuple[str, dict[str, Any], str]:
+    """``(name, params, why)`` of the anonymizer ``anonymize`` picks when none is given: Generalized
+    Anatomy for every model (conjunctions included), its SA groups held to the certificate's
+    attribute target (``max_risk``) and its QI classes to the identity target (``max_reid_risk``),
+    so its release passes both lines of its own certificate (``tests/regression/
+    test_certified_release.py`` checks it on Adult and on the synthetic table)."""
+    name, why = DEFAULT_ALGORITHM
+    params = {k: v for k, v in (("max_risk", max_risk), ("max_reid_risk", max_reid_risk)) if v is not None}
+    return name, params, why
 
 
-def algorithm_from(cfg: RunConfig, model: Any) -> Any:
+def algorithm_from(cfg: RunConfig, model: Any, *, max_risk: float | None = None,
+                   max_reid_risk: float | None = None) -> Any:
+    """The anonymizer a run configuration names; without one, :func:`default_algorithm` (with
+    the certificate's targets), or full-domain when hierarchy levels are given."""
     from .algorithms import make_algorithm
 
     a = dict(cfg.algorithm)
@@ -196,7 +191,7 @@ def algorithm_from(cfg: RunConfig, model: Any) -> Any:
     if name is None and "levels" in a:
         name = "full-domain"  # levels name a node of the full-domain lattice
     if name is None:
-        name, params, _ = default_algorithm(model)
+        name, params, _ = default_algorithm(model, max_risk=max_risk, max_reid_risk=max_reid_risk)
         a = {**params, **a}
     return make_algorithm(name, model=model, **a)
 
@@ -233,7 +228,12 @@ def anonymize_skewed(table: EncodedTable, model: Any, algo: Any, *, skew: str, s
     group = np.full(table.n_rows, -1, dtype=np.int64)
     group[step.kept_rows] = part.group
     prov = {**part.provenance, "skew": step.provenance()}
-    full = Partition(group, part.n_groups, provenance=prov, extra=part.extra)
+    extra = dict(part.extra)
+    if "qi_group" in extra:  # Generalized Anatomy's QI classes, on the kept rows
+        qg = np.full(table.n_rows, -1, dtype=np.int64)
+        qg[step.kept_rows] = extra["qi_group"]
+        extra["qi_group"] = qg
+    full = Partition(group, part.n_groups, provenance=prov, extra=extra)
     release = build_release(table, full, model=algo.release_model(), kind=kind or algo.release_kind,
                             levels=algo.release_levels(), t_reference=t_reference)
     release.meta["skew"] = step.provenance()

@@ -80,13 +80,20 @@ def test_max_reid_risk_refuses_with_exit_3_and_writes_nothing(tmp_path, capsys):
                                     "-o", out / "r.csv"])
     lines = [ln for ln in err.strip().splitlines() if ln.startswith("openbook: error")]
     assert code == 3, err
-    assert len(lines) == 1 and "reidentification" in lines[0], err
+    assert len(lines) == 1 and "re-identification risk above 0.5" in lines[0], err
+    assert "--max-reid-risk 1" in lines[0]  # the remedy, in the CLI's words
     assert snapshot(out) == before
-    # the same release without the identity target is written, and its certificate records it
+    # the default identity target (0.2) refuses it too: publishing exact QIs is no default
     code, _, err = run_cli(capsys, [*base, "--algorithm", "anatomy", "-o", out / "r.csv"])
+    assert code == 3 and "re-identification risk above 0.2" in err, err
+    assert snapshot(out) == before
+    # accepting exact QIs is an explicit choice: written, and its certificate says so
+    code, _, err = run_cli(capsys, [*base, "--algorithm", "anatomy", "--max-reid-risk", "1", "-o", out / "r.csv"])
     assert code == 0, err
     side = json.loads((out / "r.csv.json").read_text())
     assert side["certificate"]["verdict"] == "pass"
+    ident = [ln for ln in side["certificate"]["lines"] if ln["name"] == "identity"][0]
+    assert ident["target"] == 1 and "NOT protected, accepted by the publisher" in ident["text"]
 
 
 def test_max_reid_risk_admits_a_release_within_it(tmp_path, capsys):

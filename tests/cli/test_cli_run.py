@@ -36,7 +36,8 @@ def test_anonymize_from_toml(capsys, tmp_path, small_frame):
         '[schema]\nqi = ["age:numeric", "zip", "sex"]\nsa = "disease"\nidentifiers = ["name"]\n'
         '[model]\nspec = "l=2"\n'
         '[algorithm]\nname = "full-domain"\nlevels = [1, 1, 1]\nmax_suppression = 0.5\n'
-        '[output]\npath = "out/rel.parquet"\n')
+        '[output]\npath = "out/rel.parquet"\n'
+        '[certify]\nmax_reid_risk = 1.0\n')  # 12 people, 3 QIs: identity accepted explicitly
     code, o, e = run(capsys, ["anonymize", "--config", tmp_path / "run.toml", "--json"])
     assert code == 0, e
     assert (tmp_path / "out" / "rel.parquet").is_file() and (tmp_path / "out" / "rel.parquet.json").is_file()
@@ -66,8 +67,8 @@ def test_demo_runs(capsys, tmp_path):
     summary = json.loads(o)
     rows = summary["results"]
     assert [r["algorithm"] for r in rows] == ["GG", "RGG", "SG", "Mondrian strict", "Mondrian relaxed",
-                                              "full-domain search", "Set Anatomy (default)"]
-    assert "verdict" in summary["legend"] and "aware max" in summary["legend"]
+                                              "full-domain search", "Set Anatomy", "Generalized Anatomy (default)"]
+    assert "verdict" in summary["legend"] and "aware max" in summary["legend"] and "reid max" in summary["legend"]
     for r in rows:
         assert 0.0 <= r["info loss"] <= 1.0 and r["ARE"] >= 0.0
         assert Path(r["report"]).is_file()
@@ -77,8 +78,11 @@ def test_demo_runs(capsys, tmp_path):
             assert Path(r["release"]).is_file() and r["above"] == 0 and r["unres."] == 0
         else:  # what anonymize would refuse: no release file
             assert r["verdict"].startswith("refused") and r["release"] == "not written (refused)"
-    # the default passes its own certificate; the deterministic minimality-following GG does not
-    assert rows[-1]["verdict"] == "publishable" and rows[0]["verdict"].startswith("refused")
+    # the default passes both lines of its own certificate; the deterministic minimality-following GG
+    # does not, and Set Anatomy, with exact QIs, fails the identity line
+    assert rows[-1]["verdict"] == "publishable" and rows[-1]["reid max"] <= 0.2 and rows[-1]["kind"] == "bucketized"
+    assert rows[0]["verdict"].startswith("refused")
+    assert rows[-2]["verdict"].startswith("refused (identity") and rows[-2]["reid max"] == 1.0
     assert not any(p.suffix == ".csv" and "gg" in p.name.split("-")[-1] for p in tmp_path.iterdir())
 
 

@@ -37,7 +37,7 @@ def release(tmp_path, data, capsys):
 def bucketized(tmp_path, data, capsys):
     out = tmp_path / "b.csv"
     code, o, e = run_cli(capsys, ["anonymize", data, *QI, "-m", "l=2", "--algorithm", "anatomy", "--seed", "1",
-                                  "--quiet", "-o", out])
+                                  "--max-reid-risk", "1", "--quiet", "-o", out])
     assert code == 0, e
     return out
 
@@ -221,7 +221,7 @@ def test_registry_add_refuses_a_torn_release(refused, tmp_path, release):
 # -- the t-closeness reference ------------------------------------------------------------------
 def test_t_reference_is_published_only_when_declared(capsys, tmp_path, data):
     args = ["anonymize", data, *QI, "-m", "t=0.6", "--algorithm", "full-domain", "--levels", "1,1,1",
-            "--max-suppression", "0.5", "--quiet", "--json"]
+            "--max-suppression", "0.5", "--max-reid-risk", "1", "--quiet", "--json"]
     code, o, e = run_cli(capsys, [*args, "-o", tmp_path / "a.csv"])
     assert code == 0, e
     assert "sa_reference" not in json.loads(sidecar_path(tmp_path / "a.csv").read_text())

@@ -21,6 +21,9 @@ class Entry(NamedTuple):
 
 #: every anonymizer: name -> Entry; a contract test checks it against the classes
 CATALOG: dict[str, Entry] = {
+    "generalized-anatomy": Entry("generalized_anatomy", "GeneralizedAnatomy", "bucketized",
+                                 "QI classes of >= k by the QIs alone, SA groups by the SA alone: identity and "
+                                 "attribute certified (the default)"),
     "anatomy": Entry("anatomy", "Anatomy", "bucketized", "Anatomy (Xiao & Tao; paper 000 §2.3): groups by SA alone"),
     "anatomize": Entry("anatomy", "Anatomized", "bucketized",
                        "Anatomy inside each group of a base algorithm (paper 000 §3.1)"),

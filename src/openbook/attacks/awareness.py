@@ -23,12 +23,16 @@ import numpy as np
 #:   (paper 000 Claim 4): no world is excluded, the posterior is the class frequency;
 #: * ``"qi-only"`` — the grouping depends on the QIs only (full-domain recoding at fixed
 #:   levels); the people it withholds are the classes failing the model (:mod:`.absence`);
+#: * ``"decoupled"`` — QI classes by the QIs alone and SA groups by the SA alone (Generalized
+#:   Anatomy): the exact posterior is the QI class's average of its rows' group frequencies
+#:   (:mod:`.decoupled`);
 #: * ``"rerun"`` — the whole algorithm re-run on every possible world (full-domain
 #:   *search*: its lattice choice couples every class), within ``rerun_limit`` worlds.
 #:
 #: ``tests/contract/test_adversary_brute_force.py`` checks each against a brute force over
 #: possible worlds that re-runs the algorithm over every outcome of its random choices.
-REPLAY_METHOD = {"gg": "decisions", "rgg": "decisions", "sg": "decisions", "mondrian": "decisions",
+REPLAY_METHOD = {"generalized-anatomy": "decoupled",
+                 "gg": "decisions", "rgg": "decisions", "sg": "decisions", "mondrian": "decisions",
                  "anatomy": "sa-only", "base-ana": "sa-only", "set-anatomy": "sa-only",
                  "full-domain": "qi-only", "full-domain-search": "rerun"}
 #: why no registered adversary is the algorithm-aware one for these algorithms: the

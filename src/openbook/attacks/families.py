@@ -195,6 +195,17 @@ class BaselineAdversary(Adversary):
     def attack(self, release: Any, *, original: Any = None, earlier: Sequence[Any] = ()) -> AttackResult:
         from .baseline import baseline_attack, choose_targets, release_model
 
+        if release.kind == "bucketized" and release.qi_generalized:
+            if original is not None:
+                return _decoupled(release, original, self.sensitive_set, "baseline")
+            from .decoupled import class_posteriors
+
+            counts, domain = release.sa_counts()
+            names, masks, _ = choose_targets(domain, release_model(release), self.sensitive_set)
+            qcls, n_q = release.qi_classes()
+            return AttackResult(adversary="baseline", posterior=class_posteriors(release, masks)[qcls],
+                                targets=names, group=qcls, l=promised_l(release_model(release)),
+                                notes={"knowledge": "release only: a record sits at any row of its QI class"})
         res = baseline_attack(release, sensitive_set=self.sensitive_set)
         if original is None:
             return res
@@ -207,6 +218,18 @@ class BaselineAdversary(Adversary):
             out.posterior[absent] = (tot @ masks.T.astype(np.float64)) / max(tot.sum(), 1.0)
             out.notes["absent"] = {"n": int(absent.sum()), "rule": "ignored (the published distribution)"}
         return out
+
+
+def _decoupled(release: Any, original: Any, sensitive_set: str | None, name: str) -> AttackResult:
+    """The exact posterior of a Generalized Anatomy release (:mod:`.decoupled`), per person."""
+    from .baseline import choose_targets, release_model
+    from .decoupled import decoupled_attack
+
+    counts, domain = release.sa_counts()
+    model = release_model(release)
+    names, masks, _ = choose_targets(domain, model, sensitive_set)
+    return decoupled_attack(release, original, names, masks, adversary=name,
+                            sensitive=truth_in_targets(release, original, names), l=promised_l(model))
 
 
 class ReplayAdversary(Adversary):
@@ -239,7 +262,9 @@ class ReplayAdversary(Adversary):
                 return Applies(False, f"re-running {alg} on every possible world needs e^{lw:.1f} runs, more than "
                                       f"rerun_limit={limit:g}")
             return Applies(True, f"{alg} re-run on each of the e^{lw:.1f} possible worlds (exact)")
-        why = {"decisions": "its decisions are replayed on every possible world (paper 000 §5.1)",
+        why = {"decoupled": "its QI classes depend on the QIs alone and its SA groups on the SA alone: the exact "
+                            "posterior is each QI class's average of its rows' group frequencies",
+               "decisions": "its decisions are replayed on every possible world (paper 000 §5.1)",
                "sa-only": "its grouping depends on the SA alone, so every possible world is equally likely to "
                           "produce it (paper 000 Claim 4): the posterior is the class frequency",
                "qi-only": "its grouping depends on the QIs alone; the classes it withholds are those failing "
@@ -254,6 +279,8 @@ class ReplayAdversary(Adversary):
         from .replay import replay_release
 
         prov = provenance(release)
+        if replay_method(release) == "decoupled":
+            return _decoupled(release, original, self.sensitive_set, "replay")
         if prov.get("algorithm") == "anatomize" and replay_method(release) == "sa-only":
             # anatomization of no base is Anatomy (paper 000 §5.3 footnote 4): replay it as Base(Ana)
             import copy
@@ -535,6 +562,16 @@ class ReidentificationAdversary(Adversary):
         if original is None or release.kind == "bucketized" and len(cls) != len(release.data):
             return AttackResult(adversary=self.name, posterior=risk, targets=["re-identification"], group=cls,
                                 notes=notes)
+        if release.kind == "bucketized" and release.qi_generalized:  # a person's risk is their QI class's
+            from .decoupled import people_classes
+
+            people = people_classes(release, original)
+            qcls, n_q = release.qi_classes()
+            cls_risk = np.zeros(n_q)
+            cls_risk[qcls] = risk
+            post = np.where(people >= 0, cls_risk[np.maximum(people, 0)], np.nan)
+            return AttackResult(adversary=self.name, posterior=post, targets=["re-identification"], group=people,
+                                unresolved=np.zeros(original.n_rows, dtype=bool), notes=notes)
         al = alignment(release, original)
         post = np.full(original.n_rows, np.nan)
         placed = al.row >= 0

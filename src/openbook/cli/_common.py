@@ -174,15 +174,17 @@ def fmt(v: Any) -> str:
 def max_risk_option(g: Any, *, what: str) -> None:
     """``--max-risk R``: the posterior target (default the model's 1/ℓ, or α); ``what``
     says what happens above it in this command."""
-    g.add_argument("--max-risk", type=PROBABILITY_ABOVE_0, metavar="R", help="largest posterior any adversary may "
-                   f"reach (default: the model's 1/l, or alpha); {what}")
+    g.add_argument("--max-risk", type=PROBABILITY_ABOVE_0, metavar="R", help="the sensitive-value line: largest "
+                   "posterior any adversary may reach (default: the model's 1/l, or alpha; for t-closeness also the "
+                   "distance t; for k-anonymity and (k,e) nobody's value certain); " + what)
 
 
 def max_reid_risk_option(g: Any, *, what: str) -> None:
     """``--max-reid-risk R``: the target of identity disclosure."""
-    g.add_argument("--max-reid-risk", type=PROBABILITY_ABOVE_0, metavar="R", help="largest re-identification "
-                   "probability of any record (prosecutor risk, or journalist risk with --population-size or "
-                   f"--sampling-fraction); {what}")
+    g.add_argument("--max-reid-risk", type=PROBABILITY_ABOVE_0, metavar="R", help="the identity line: largest "
+                   "re-identification probability of any record (prosecutor risk, or journalist risk with "
+                   "--population-size or --sampling-fraction; default 1/k of the model's k, else 0.2; 1 accepts "
+                   "published exact QIs); " + what)
 
 
 def worlds_option(g: Any) -> None:
@@ -252,7 +254,7 @@ def certify_options(p: argparse.ArgumentParser) -> None:
     refuses = ("above it nothing is written and the exit code is 3" if p.prog.split()[-1] == "anonymize"
                else "above it the verdict is fail and the exit code is 3")
     max_risk_option(g, what=refuses)
-    max_reid_risk_option(g, what=refuses + " (default: not checked)")
+    max_reid_risk_option(g, what=refuses)
     worlds_option(g)
     against_registry_option(g)
     if p.prog.split()[-1] == "anonymize":

@@ -59,7 +59,10 @@ def anonymize_from_args(args: argparse.Namespace):
     check_release_output(cfg.output["path"], force=args.force, inputs=_input_files(args, cfg))
     table = load_input(cfg)
     model = model_from(cfg)
-    algo = algorithm_from(cfg, model)
+    if args.max_reid_risk is not None:
+        cfg.certify["max_reid_risk"] = args.max_reid_risk
+    algo = algorithm_from(cfg, model, max_risk=args.max_risk if args.max_risk is not None
+                          else cfg.certify.get("max_risk"), max_reid_risk=cfg.certify.get("max_reid_risk"))
     skew = getattr(args, "skew", None)
     if getattr(args, "batch_rows", None) is not None:
         _search_in_batches(args, model, algo, skew)
@@ -118,7 +121,7 @@ def certify_from_args(args: argparse.Namespace, cfg, release, table) -> None:
         params["replay"] = {"worlds": int(c["worlds"])}
     with status("certifying the release", quiet=args.quiet) as st:
         certify_release(release, original=table, earlier=earlier, max_risk=c.get("max_risk"),
-                        max_reid_risk=args.max_reid_risk, enabled=bool(c.get("enabled", True)), params=params,
+                        max_reid_risk=c.get("max_reid_risk"), enabled=bool(c.get("enabled", True)), params=params,
                         on_step=lambda name: st.update(f"certifying: the {name} adversary"))
 
 
@@ -136,26 +139,39 @@ def cmd_anonymize(args: argparse.Namespace) -> int:
                          publish_suppressed_count=bool(cfg.output.get("publish_suppressed_count", False)),
                          publish_identifier_names=bool(cfg.output.get("publish_identifier_names", False)))
     m = release.meta
+    qi_sizes = release.qi_class_sizes()
     payload = {
+        "certificate": m.get("certificate"),
         "files": [str(f) for f in files],
         "algorithm": m["algorithm"].get("algorithm"),
         "model": m["model"],
         "check": m.get("check"),
         "n_input": m["n_input"], "n_published": m["n_published"], "n_suppressed": m["n_suppressed"],
-        "n_groups": m["n_groups"], "seconds": round(time.perf_counter() - t0, 3),
+        "n_groups": m["n_groups"], "kind": release.kind, "qi_generalized": release.qi_generalized,
+        "n_qi_classes": int(qi_sizes.size), "min_qi_class": int(qi_sizes.min()) if qi_sizes.size else 0,
+        "seconds": round(time.perf_counter() - t0, 3),
     }
     if "skew" in m:
         payload["skew"] = m["skew"]
-    payload["certificate"] = m.get("certificate")
-    emit(args, payload, lambda p: print_table("release written", [
+    emit(args, payload, lambda p: print_table("release written", certificate_rows(p["certificate"], lines_only=True) + [
         ("files", ", ".join(p["files"])), ("algorithm", p["algorithm"]), ("model", p["check"]["model"]),
         ("verified level", p["check"]["level"]), ("rows in / published / suppressed",
-                                                   f"{p['n_input']} / {p['n_published']} / {p['n_suppressed']}"),
-        ("classes", p["n_groups"]), ("seconds", p["seconds"])] + ([(
+                                                   f"{p['n_input']} / {p['n_published']} / {p['n_suppressed']}")]
+        + class_rows(p) + [("seconds", p["seconds"])] + ([(
             "skew step", f"{p['skew']['method']} (l={p['skew']['l']}): {p['skew']['n_suppressed']} rows withheld, "
             f"suppression rate {p['skew']['suppression_rate']:.2%}")] if "skew" in p else [])
-        + certificate_rows(p["certificate"])))
+        + certificate_rows(p["certificate"], adversaries_only=True)))
     return 0
+
+
+def class_rows(p: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The release's classes as a reader counts them: a generalized release's classes; a
+    bucketized release's QI classes (published QI combinations) and SA groups."""
+    if p.get("kind") != "bucketized":
+        return [("classes", f"{p['n_groups']} (each shared by at least {p['min_qi_class']} records)")]
+    qi = "generalized QIs" if p.get("qi_generalized") else "exact QIs"
+    return [(f"QI combinations ({qi})", f"{p['n_qi_classes']} (each shared by at least {p['min_qi_class']} records)"),
+            ("SA groups", p["n_groups"])]
 
 
 #: ``--engine spark``: the algorithms the Spark engine runs, each ``name -> function(args, spark,
@@ -264,35 +280,41 @@ def _spark_full_domain(args: argparse.Namespace, spark: Any, table: Any, model: 
 SPARK_ALGORITHMS["full-domain-search"] = _spark_full_domain
 
 
-def certificate_rows(cert: dict[str, Any] | None) -> list[tuple[str, Any]]:
-    """The certificate as rows of the terminal table: the verdict, then one line per adversary."""
+def certificate_rows(cert: dict[str, Any] | None, *, lines_only: bool = False,
+                     adversaries_only: bool = False) -> list[tuple[str, Any]]:
+    """The certificate as rows of the terminal table: the verdict and its two lines in plain
+    words (identity first), then one row per adversary."""
     if not cert:
         return []
     if cert.get("verdict") == "not certified":
-        return [("certificate", f"not certified: {cert.get('reason')}")]
+        return [] if adversaries_only else [("certificate", f"NOT CERTIFIED: {cert.get('reason')}")]
     from ..certificate import Certificate
 
     c = Certificate.from_dict(cert)
-    return [("certificate", c.headline())] + [(f"  {f.adversary}", f.line().split(": ", 1)[1]) for f in c.findings]
+    head: list[tuple[str, Any]] = []
+    if c.lines:
+        word = "PUBLISHABLE" if c.verdict == "pass" else "REFUSED"
+        head = [("certificate", word)] + [("  identity" if ln.name == "identity" else "  sensitive value", ln.text)
+                                          for ln in c.lines]
+    else:
+        head = [("certificate", c.headline())]
+    rows = [(f"  {f.adversary}", f.line().split(": ", 1)[1]) for f in c.findings]
+    if lines_only:
+        return head
+    if adversaries_only:
+        return rows
+    return head + rows
 
 
 def anonymize_epilog() -> str:
     """The algorithms and models ``anonymize --help`` lists (no heavy import)."""
     from ..algorithms.catalog import CATALOG
     from ..models.registry import SPEC_HELP
-    from ..pipeline import (
-        DEFAULT_FOR_POSTERIOR_BOUND,
-        DEFAULT_FOR_SENSITIVE_SET,
-        DEFAULT_OTHERWISE,
-    )
+    from ..pipeline import DEFAULT_ALGORITHM
 
     algos = "\n".join(f"  {name:<20} {kind:<12} {line}" for name, (_, _, kind, line) in sorted(CATALOG.items()))
     return (f"algorithms (--algorithm):\n{algos}\n\n"
-            f"default algorithm:\n  a model of a sensitive set (simple-l / (alpha,k) with set=): "
-            f"{DEFAULT_FOR_SENSITIVE_SET[0]} — {DEFAULT_FOR_SENSITIVE_SET[1]}\n"
-            f"  another model that bounds posteriors (l-diversity, (alpha,k)): "
-            f"{DEFAULT_FOR_POSTERIOR_BOUND[0]} — {DEFAULT_FOR_POSTERIOR_BOUND[1]}\n"
-            f"  otherwise: {DEFAULT_OTHERWISE[0]} --strict — {DEFAULT_OTHERWISE[1]}\n\n"
+            f"default algorithm, for every model: {DEFAULT_ALGORITHM[0]} — {DEFAULT_ALGORITHM[1]}\n\n"
             f"models (-m):\n{SPEC_HELP}")
 
 

@@ -71,7 +71,7 @@ def check_levels(args: argparse.Namespace) -> dict[str, Any]:
         def identity_of() -> dict[str, Any]:
             return reidentification_risk(rel, population_size=args.population_size,
                                          sampling_fraction=args.sampling_fraction,
-                                         threshold=args.reid_threshold).summary()
+                                         threshold=args.reid_threshold, population=_population(args)).summary()
     else:
         freq = _frequency_table(args)
         counts, domain = freq.sa_counts, freq.sa_domain
@@ -79,8 +79,13 @@ def check_levels(args: argparse.Namespace) -> dict[str, Any]:
 
         def identity_of() -> dict[str, Any]:
             return identity_of_classes(freq.weights, population_size=args.population_size,
-                                       sampling_fraction=args.sampling_fraction, threshold=args.reid_threshold)
+                                       sampling_fraction=args.sampling_fraction, threshold=args.reid_threshold,
+                                       population=_population(args), classes=freq)
     levels = compute_levels(counts, domain, c=args.c)
+    if what["kind"] == "bucketized release":
+        # k is a promise about identity: the QI-table's classes (exact tuples, or Generalized
+        # Anatomy's labels), not the SA-table's groups, which the other levels describe
+        levels["k"] = int(rel.qi_class_sizes().min()) if len(rel.data) else 0
     identity = identity_of()
     return {**what, "levels": levels, "identity": identity, "seconds": round(time.perf_counter() - t0, 4)}
 
@@ -94,6 +99,8 @@ def check_levels_spark(args: argparse.Namespace) -> dict[str, Any]:
     if args.batch_rows is not None:
         raise ParameterError("--batch-rows reads in batches on this machine (--engine local); the Spark engine "
                              "partitions the input itself", parameter="batch-rows")
+    if getattr(args, "population", None):
+        raise ParameterError("--population is matched with --engine local", parameter="population")
     if args.input and "://" not in args.input and Path(args.input).suffix == ".json":
         raise ParameterError(f"{args.input}: check --engine spark reads raw tables; check a release with "
                              "--engine local", parameter="engine", value="spark")
@@ -138,13 +145,23 @@ def _frequency_table(args: argparse.Namespace) -> Any:
 
 
 def identity_of_classes(sizes: Any, *, population_size: float | None, sampling_fraction: float | None,
-                        threshold: float | None) -> dict[str, Any]:
+                        threshold: float | None, population: Any = None, classes: Any = None) -> dict[str, Any]:
     """The re-identification summary of a raw table from its class sizes alone (one entry per
-    class): :func:`openbook.attacks.reidentification.class_size_summary`."""
+    class): :func:`openbook.attacks.reidentification.class_size_summary` (with a population
+    table, ``classes`` gives each class's QI values)."""
     from ..attacks.reidentification import class_size_summary
 
     return class_size_summary(sizes, population_size=population_size, sampling_fraction=sampling_fraction,
-                              threshold=threshold)
+                              threshold=threshold, population=population, classes=classes)
+
+
+def _population(args: argparse.Namespace) -> Any:
+    """``--population FILE``: the population table (:func:`openbook.attacks.population.read_population`)."""
+    if not getattr(args, "population", None):
+        return None
+    from ..attacks.population import read_population
+
+    return read_population(args.population, getattr(args, "hierarchy", ()))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -189,6 +206,9 @@ def add_parser(sub: Any) -> None:
     input_options(c)
     c.add_argument("--c", type=POSITIVE, default=2.0, help="c of recursive (c,ℓ)-diversity (default 2)")
     identity_options(c)
+    c.add_argument("--population", metavar="FILE",
+                   help="the population's QI values (CSV, Parquet or a database; a column 'count' that is not a QI "
+                        "counts the people of each row): exact journalist and marketer risks (docs/identity.md)")
     c.add_argument("--batch-rows", type=POSITIVE_INT, default=None, metavar="N",
                    help="read a CSV/Parquet input in batches of about N rows and keep only its distinct "
                         "(QI, SA) tuples: memory bounded by those, not by the rows (the same levels). "

@@ -244,6 +244,12 @@ def emd(
     return d
 
 
+def distribution_distance_diff(dist: np.ndarray, domain: SADomain) -> np.ndarray:
+    """``D[v, i] = P_i(v) − q(v)`` for probability rows ``dist`` (values x rows)."""
+    g = np.asarray(domain.global_counts, dtype=np.float64)
+    return np.asarray(dist, dtype=np.float64).T - (g / max(g.sum(), 1e-300))[:, None]
+
+
 class TCloseness(PrivacyModel):
     """t-closeness: every group's SA distribution within EMD ``t`` of the table's.
 
@@ -299,5 +305,31 @@ class TCloseness(PrivacyModel):
             self._layout(domain)
         super().validate(domain)
 
+    def distances(self, dist: np.ndarray, domain: SADomain) -> np.ndarray:
+        """EMD of each probability row of ``dist`` (``(n, n_values)``, e.g. an adversary's
+        posterior distributions) to the table's distribution, under the model's distance."""
+        diff = distribution_distance_diff(dist, domain)
+        if self.distance == "equal":
+            return emd_equal(diff)
+        if self.distance == "ordered":
+            return emd_ordered(diff, value_order(domain))
+        layout = self._layout(domain)
+        if layout is None:
+            raise ParameterError("t-closeness with distance='hierarchical' needs a hierarchy on the SA",
+                                 parameter="distance", value=self.distance)
+        return emd_hierarchical(diff, layout)
+
+    def error_bound(self, err: np.ndarray, domain: SADomain) -> np.ndarray:
+        """An upper bound of ``|d(P + e) − d(P)|`` for per-value errors ``|e| <= err`` (rows): by
+        the triangle inequality the distance moves by at most the EMD-norm of ``e`` — ``½ Σ err``
+        for the equal distance and the hierarchical one (its ground distances are at most 1),
+        the cumulative sums for the ordered one."""
+        err = np.abs(np.asarray(err, dtype=np.float64))
+        if self.distance == "ordered" and err.shape[1] > 1:
+            order = value_order(domain)
+            return np.cumsum(err[:, order], axis=1)[:, :-1].sum(axis=1) / (err.shape[1] - 1)
+        return 0.5 * err.sum(axis=1)
+
     def params(self) -> dict[str, Any]:
         return {"t": self.t, "distance": self.distance}
+

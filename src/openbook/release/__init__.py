@@ -9,9 +9,10 @@ from typing import Any
 from .partition import Partition
 from .verify import ModelCheck, check_counts, require
 
-_LAZY = {"load_release": ".io", "save_release": ".io", "Release": ".release", "build_release": ".release"}
+_LAZY = {"load_release": ".io", "save_release": ".io", "Release": ".release", "build_release": ".release",
+         "group_labels": ".release"}
 
-__all__ = ["Partition", "Release", "build_release", "save_release", "load_release", "ModelCheck",
+__all__ = ["Partition", "Release", "build_release", "group_labels", "save_release", "load_release", "ModelCheck",
            "check_counts", "require"]
 
 

@@ -28,7 +28,7 @@ from ..data.table import EncodedTable
 from ..errors import DataError, ParameterError, VerificationError
 from ..models.base import PrivacyModel, SADomain
 from .partition import Partition
-from .verify import ModelCheck, check_counts, require
+from .verify import ModelCheck, check_bucketized, check_counts, require, require_bucketized
 
 KINDS = ("generalized", "bucketized")
 GID = "gid"
@@ -71,6 +71,32 @@ class Release:
             _, combined = np.unique(combined * (int(k.max()) + 1) + k, return_inverse=True)
         codes, uniq = pd.factorize(combined, sort=True)
         return codes.astype(np.int64), len(uniq)
+
+    @property
+    def qi_generalized(self) -> bool:
+        """Does the QI-table of a bucketized release publish generalized labels (Generalized
+        Anatomy) rather than exact QIs? (Always true of a generalized release.)"""
+        return self.kind == "generalized" or self.meta.get("qi_recoding") == "local"
+
+    def qi_classes(self) -> tuple[np.ndarray, int]:
+        """Class id of each published row by its published QI values, and the number of
+        classes: what identifies a record (the identity line). Generalized: the classes
+        themselves; bucketized: the QI-table's rows with equal QI values (exact tuples, or
+        generalized labels)."""
+        if self.kind == "generalized":
+            return self.classes()
+        if len(self.data) == 0 or not self.qi:
+            return np.zeros(len(self.data), dtype=np.int64), int(len(self.data) > 0)
+        keys = np.stack([pd.factorize(self.data[c].astype(str), sort=True)[0].astype(np.int64)
+                         for c in self.qi], axis=1)
+        _, inv = np.unique(keys, axis=0, return_inverse=True)
+        inv = inv.ravel().astype(np.int64)
+        return inv, int(inv.max()) + 1
+
+    def qi_class_sizes(self) -> np.ndarray:
+        """Records per published QI combination (:meth:`qi_classes`)."""
+        cls, n = self.qi_classes()
+        return np.bincount(cls, minlength=n).astype(np.int64)
 
     def sa_counts(self) -> tuple[np.ndarray, SADomain]:
         """``(n_classes, n_sa)`` SA counts of the published classes and the SA domain.
@@ -119,6 +145,8 @@ class Release:
 
     def check(self, model: PrivacyModel) -> ModelCheck:
         counts, domain = self.sa_counts()
+        if self.kind == "bucketized":
+            return check_bucketized(model, counts, domain, self.qi_class_sizes())
         return check_counts(model, counts, domain)
 
     def verify(self, model: PrivacyModel) -> ModelCheck:
@@ -133,6 +161,8 @@ class Release:
             if int(self.sa_table[COUNT].sum()) != published:
                 raise VerificationError("the SA-table counts do not add up to the QI-table rows")
         counts, domain = self.sa_counts()
+        if self.kind == "bucketized":
+            return require_bucketized(model, counts, domain, self.qi_class_sizes())
         try:
             return require(model, counts, domain)
         except VerificationError as exc:
@@ -234,8 +264,26 @@ def build_release(
     if kind not in KINDS:
         raise ValueError(f"unknown release kind {kind!r}")
     partition.check(table.n_rows)
+    qi_group = (partition.extra or {}).get("qi_group") if kind == "bucketized" else None
+    if qi_group is not None:
+        qi_group = np.asarray(qi_group, dtype=np.int64)
+        if qi_group.shape != partition.group.shape or (qi_group[partition.group >= 0] < 0).any():
+            raise ValueError("partition.extra['qi_group'] must give every published row a QI class")
     if model is not None and verify:
-        require(model, table.group_sa_counts(partition.group, partition.n_groups), table.sa_domain, what="partition")
+        gcounts = table.group_sa_counts(partition.group, partition.n_groups)
+        if kind == "bucketized":
+            keep_rows = partition.group >= 0
+            if qi_group is not None:
+                sizes = np.bincount(qi_group[keep_rows])
+                sizes = sizes[sizes > 0]
+            else:
+                from ..data.grouping import group_ids
+
+                ids, _ = group_ids(table.qi_codes[keep_rows]) if table.qi_names else (np.zeros(0, np.int64), 0)
+                sizes = np.bincount(ids) if ids.size else np.zeros(0, np.int64)
+            require_bucketized(model, gcounts, table.sa_domain, sizes, what="partition")
+        else:
+            require(model, gcounts, table.sa_domain, what="partition")
     keep = partition.group >= 0
     rows = np.flatnonzero(keep)
     group = partition.group[rows]
@@ -247,8 +295,15 @@ def build_release(
         out[table.sa_name] = table.decode(table.sa_name, table.sa_codes[rows])
         sa_table = None
     else:
+        if qi_group is not None:  # Generalized Anatomy: each row under its QI class's labels
+            _, qg = np.unique(qi_group[rows], return_inverse=True)
+            qg = qg.ravel().astype(np.int64)
+            n_qg = int(qg.max()) + 1 if qg.size else 0
         for name in table.qi_names:
-            out[name] = table.decode(name, table.columns[name].codes[rows])
+            if qi_group is not None:
+                out[name] = _generalized_column(table, name, qg, n_qg, rows, None)
+            else:
+                out[name] = table.decode(name, table.columns[name].codes[rows])
         out[GID] = group + 1
         counts = table.group_sa_counts(partition.group, partition.n_groups)
         g, s = np.nonzero(counts)
@@ -272,6 +327,8 @@ def build_release(
         "n_groups": partition.n_groups,
         "levels": None if levels is None else [int(x) for x in levels],
     }
+    if qi_group is not None:
+        meta["qi_recoding"] = "local"
     if table.source in _BUILTIN_SOURCES:  # a built-in dataset's name is public; a file path is not
         meta["source"] = table.source
     reference = _reference(table, t_reference)
@@ -279,6 +336,10 @@ def build_release(
         meta["sa_reference"] = reference
     release = Release(kind, data, list(table.qi_names), table.sa_name, sa_table, meta, partition=partition,
                       source_rows=rows[order])
+    # the number of classes the files show — a generalized release shows groups whose labels
+    # coincide as one class — never the algorithm's own group count: every published number is
+    # something a reader could count (docs/release-files.md)
+    meta["n_groups"] = release.classes()[1]
     if model is not None and verify:
         meta["check"] = release.verify(model).to_dict()
     return release

@@ -36,7 +36,8 @@ FORMAT = "openbook-release/2"
 #: algorithm names a sidecar may name (the catalog of :mod:`openbook.algorithms`, kept here
 #: because the release layer may not import the algorithms; a contract test keeps them equal)
 ALGORITHM_NAMES = frozenset({
-    "anatomize", "anatomy", "art", "art-exact", "base-ana", "full-domain", "full-domain-search", "gg", "gg-ana",
+    "anatomize", "anatomy", "art", "art-exact", "base-ana", "full-domain", "full-domain-search", "generalized-anatomy",
+    "gg", "gg-ana",
     "injector", "mask", "mondrian", "rgg", "rgg-ana", "set-anatomy", "sg", "sg-ana"})
 #: skew-step methods (:data:`openbook.algorithms.suppression.METHODS`; same contract test)
 SKEW_METHODS = frozenset({"safe-d", "unsafe-d", "r-suppression"})
@@ -51,9 +52,15 @@ _ALGORITHM_KEYS = ("algorithm", "params", "model", "minimality", "l", "r", "leve
                    "k_anonymizer", "base_provenance", "k_partition")
 #: a certificate finding's keys that hold no count of people
 _FINDING_KEYS = ("adversary", "title", "paper", "disclosure", "applies", "reason", "ran", "target", "max_posterior",
-                 "n_above", "n_unresolved", "method", "params", "error", "baseline_max_posterior", "knows_algorithm")
+                 "n_above", "n_unresolved", "method", "params", "error", "baseline_max_posterior", "knows_algorithm",
+                 "target_kind", "distance_target", "max_distance")
 #: the certificate's own keys that hold no count of people
-_CERTIFICATE_KEYS = ("verdict", "target", "target_source", "knowledge", "algorithm_aware")
+_CERTIFICATE_KEYS = ("verdict", "target", "target_source", "knowledge", "algorithm_aware", "lines")
+#: a certificate line's keys (:class:`openbook.certificate.Line`)
+_LINE_KEYS = ("name", "passes", "target", "source", "worst", "n_above", "n_unresolved", "adversaries", "text",
+              "distance_target", "worst_distance", "certainty")
+#: a finding's target kinds
+_TARGET_KINDS = ("posterior", "certainty", "re-identification")
 #: a finding's keys that only an opted-in sidecar holds (the absent people are among them)
 _FINDING_COUNTS = ("n_people", "n_absent", "seconds")
 
@@ -124,6 +131,17 @@ def _certificate_record(cert: Any) -> Any:
                 rec[k] = None
         findings.append(rec)
     out = {k: cert[k] for k in _CERTIFICATE_KEYS if k in cert}
+    if isinstance(out.get("lines"), list):
+        lines = []
+        for ln in out["lines"]:
+            rec = {k: ln[k] for k in _LINE_KEYS if isinstance(ln, Mapping) and k in ln}
+            for k in ("n_above", "n_unresolved"):
+                if rec.get(k):
+                    rec[k] = None
+            if rec.get("passes") is False:  # its words count people: a count-free one
+                rec["text"] = f"the {rec.get('name', '')} line fails"
+            lines.append(rec)
+        out["lines"] = lines
     # a failing headline names "N of M people" (M counts the absent people): a count-free one
     out["headline"] = (str(cert.get("headline", "")) if cert.get("verdict") != "fail" else
                        "fail: an adversary that applies puts people above the target, leaves them unresolved or "
@@ -140,8 +158,8 @@ def public_record(meta: Mapping[str, Any], *, publish_suppressed_count: bool | N
     chosen = dict(meta.get("publish") or {})
     counts = bool(chosen.get("suppressed_count")) if publish_suppressed_count is None else publish_suppressed_count
     idents = bool(chosen.get("identifier_names")) if publish_identifier_names is None else publish_identifier_names
-    keys = ["openbook_version", "kind", "schema", "model", "algorithm", "n_published", "n_groups", "levels",
-            "source", "sa_reference", "check", "skew", "certificate"]
+    keys = ["openbook_version", "kind", "qi_recoding", "schema", "model", "algorithm", "n_published", "n_groups",
+            "levels", "source", "sa_reference", "check", "skew", "certificate"]
     if counts:
         keys[keys.index("n_published"):keys.index("n_published")] = ["n_input"]
         keys.insert(keys.index("n_published") + 1, "n_suppressed")
@@ -231,7 +249,7 @@ def _show(v: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-TOP_KEYS = ("format", "digest", "files", "openbook_version", "kind", "schema", "model", "algorithm", "n_input",
+TOP_KEYS = ("format", "digest", "files", "openbook_version", "kind", "qi_recoding", "schema", "model", "algorithm", "n_input",
             "n_published", "n_suppressed", "n_groups", "levels", "source", "sa_reference", "check", "skew",
             "certificate", "publish")
 
@@ -245,6 +263,10 @@ def validate(meta: Any, where: Any, *, kinds: Any, database: bool | None = False
         () if database is None else ("format", "digest", "files")))
     c.string(meta.get("openbook_version", "?"), "openbook_version")
     kind = c.choice(meta["kind"], "kind", kinds)
+    if "qi_recoding" in meta:
+        c.choice(meta["qi_recoding"], "qi_recoding", ("local",))
+        if kind != "bucketized":
+            raise c.bad("qi_recoding", f"is recorded for a {kind} release (only a bucketized QI-table is recoded)")
     _schema(c, meta["schema"])
     n_qi = len(meta["schema"]["qi"])
     if meta.get("model") is not None:
@@ -435,6 +457,27 @@ def _certificate(c: _Check, cert: Any) -> None:
     c.string(aware.get("reason", ""), "certificate.algorithm_aware.reason", empty=True)
     if "seconds" in cert:
         c.number(cert["seconds"], "certificate.seconds")
+    lines_ok = True
+    for i, ln in enumerate(c.lst(cert.get("lines", []), "certificate.lines")):
+        key = f"certificate.lines[{i}]"
+        ln = c.obj(ln, key)
+        c.keys(ln, key, _LINE_KEYS, ("name", "passes"))
+        c.choice(ln["name"], f"{key}.name", ("identity", "attribute"))
+        lines_ok &= c.boolean(ln["passes"], f"{key}.passes")
+        c.boolean(ln.get("certainty", False), f"{key}.certainty")
+        for k in ("source", "text"):
+            c.string(ln.get(k, ""), f"{key}.{k}", empty=True)
+        for k in ("target", "worst", "distance_target", "worst_distance"):
+            v = c.number(ln.get(k), f"{key}.{k}", none=True)
+            if v is not None and not 0 <= v <= 1 + 1e-9:
+                raise c.bad(f"{key}.{k}", f"is {v}, not in [0, 1]")
+        for k in ("n_above", "n_unresolved"):
+            if ln.get(k) is not None:
+                c.integer(ln[k], f"{key}.{k}")
+        for j, a in enumerate(c.lst(ln.get("adversaries", []), f"{key}.adversaries")):
+            c.string(a, f"{key}.adversaries[{j}]")
+    if verdict == "pass" and not lines_ok:
+        raise c.bad("certificate.verdict", "is 'pass' but one of its lines fails")
     judged_ok = True
     for i, f in enumerate(c.lst(cert["adversaries"], "certificate.adversaries")):
         key = f"certificate.adversaries[{i}]"
@@ -446,10 +489,12 @@ def _certificate(c: _Check, cert: Any) -> None:
         applies, ran = c.boolean(f["applies"], f"{key}.applies"), c.boolean(f["ran"], f"{key}.ran")
         if "knows_algorithm" in f:
             c.boolean(f["knows_algorithm"], f"{key}.knows_algorithm")
-        for k in ("target", "max_posterior", "baseline_max_posterior"):
+        for k in ("target", "max_posterior", "baseline_max_posterior", "distance_target", "max_distance"):
             v = c.number(f.get(k), f"{key}.{k}", none=True)
             if v is not None and not 0 <= v <= 1 + 1e-9:
                 raise c.bad(f"{key}.{k}", f"is {v}, not a probability")
+        if "target_kind" in f:
+            c.choice(f["target_kind"], f"{key}.target_kind", _TARGET_KINDS)
         above, unresolved = (None if f.get(k, 0) is None else c.integer(f.get(k, 0), f"{key}.{k}")
                              for k in ("n_above", "n_unresolved"))  # None: "some", the count not published
         for k in ("n_people", "n_absent"):
@@ -460,7 +505,7 @@ def _certificate(c: _Check, cert: Any) -> None:
         c.obj(f.get("params", {}), f"{key}.params")
         if f.get("error") is not None:
             c.string(f["error"], f"{key}.error", empty=True)
-        if applies and (f.get("target") is not None or not ran):
+        if applies and (f.get("target") is not None or f.get("distance_target") is not None or not ran):
             judged_ok &= ran and above == 0 and unresolved == 0  # None (some) fails
     if verdict == "pass" and not judged_ok:
         raise c.bad("certificate.verdict", "is 'pass' but an adversary it lists fails")
@@ -499,7 +544,7 @@ def check_against_data(release: Any, where: Any) -> None:
                         f"{n_pub}", path=where)
     _, n_cls = release.classes()
     g = meta.get("n_groups")
-    if g is not None and (g != n_cls if release.kind == "bucketized" else g < n_cls):
+    if g is not None and g != n_cls:
         raise DataError(f"release {where}: n_groups is {g}, the published rows form {n_cls} "
                         f"{'groups' if release.kind == 'bucketized' else 'classes'}", path=where)
     if meta.get("model") is not None and "check" in meta:

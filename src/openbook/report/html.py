@@ -79,6 +79,8 @@ th{background:#eef2f8}
 .verdict.pass{background:#e9f7ef;border-color:#1a7f37}.verdict.fail{background:#fdecea;border-color:#b42318}
 .verdict.other{background:#fff8e1;border-color:#9a6700}
 .verdict .badge{font-size:1.8em;font-weight:bold;display:block}
+.line{padding:10px 16px;border-radius:6px;margin:6px 0;border-left:6px solid;font-size:1.1em}
+.line.ok{background:#e9f7ef;border-color:#1a7f37}.line.bad{background:#fdecea;border-color:#b42318}
 dl.legend dt{font-weight:bold;margin-top:8px}dl.legend dd{margin:2px 0 0 18px}
 .note{color:#666;font-size:0.9em}
 """
@@ -131,7 +133,7 @@ def _summary_section(release: Release) -> str:
         ("kind", release.kind),
         # a sidecar publishes no input or suppressed count unless its publisher opted in
         ("rows in", m.get("n_input", "not published")), ("published", m.get("n_published", release.n_published)),
-        ("suppressed", m.get("n_suppressed", "not published")), ("groups the algorithm made", m.get("n_groups")),
+        ("suppressed", m.get("n_suppressed", "not published")), ("classes", m.get("n_groups")),
         # groups whose generalized labels coincide are one class to any reader of the file
         ("classes a reader sees", release.classes()[1]),
         ("QI", ", ".join(release.qi)), ("SA", release.sa),
@@ -192,6 +194,10 @@ def _verdict_section(cert: Any, source: str) -> str:
                 f"{_e(sentence)} {_e(cert.get('reason', ''))}</div></section>")
     head, sentence = VERDICT_WORDS.get(cert.verdict, (cert.verdict.upper(), ""))
     cls = {"pass": "pass", "fail": "fail"}.get(cert.verdict, "other")
+    lines = "".join(
+        f"<div class='line {'ok' if ln.passes else 'bad'}' id='line-{_e(ln.name)}'><b>"
+        f"{'Identity' if ln.name == 'identity' else 'Sensitive value'}:</b> {_e(ln.text)} "
+        f"<span class='note'>(target from {_e(ln.source)})</span></div>" for ln in getattr(cert, "lines", []) or [])
     ran = [f for f in cert.findings if f.ran]
     target = "no target" if cert.target is None else f"{cert.target:.4g} ({cert.target_source})"
     worst = cert.worst()
@@ -214,8 +220,8 @@ def _verdict_section(cert: Any, source: str) -> str:
                    "baseline's max posterior (same people)", "above the target", "unresolved", "absent considered",
                    "people", "method", "seconds"], rows, "findings")
     return (f"<section id='verdict'><h2>Verdict</h2><div class='verdict {cls}'><span class='badge' id='verdict-badge'>"
-            f"{head}</span>{_e(sentence)}<br>Target: <b>{_e(target)}</b>; adversaries that ran: "
-            f"{_e(', '.join(f.adversary for f in ran) or 'none')}. <span class='note'>{_e(source)}</span></div>"
+            f"{head}</span>{_e(sentence)}</div>{lines}<p>Attribute target: <b>{_e(target)}</b>; adversaries that ran: "
+            f"{_e(', '.join(f.adversary for f in ran) or 'none')}. <span class='note'>{_e(source)}</span></p>"
             f"{''.join(why)}{knows}{table}</section>")
 
 
@@ -292,7 +298,7 @@ def render_report(release: Release, *, certificate: Any = None, certificate_sour
     utility, provenance (module docstring)."""
     title = title or f"openbook report: {release.meta.get('source') or 'release'}"
     target = getattr(certificate, "target", None)
-    reid_target = (getattr(certificate, "knowledge", None) or {}).get("max_reid_risk")
+    reid_target = (getattr(certificate, "knowledge", None) or {}).get("identity_target")
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
              f"<style>{CSS}</style></head><body><h1>{_e(title)}</h1>"]
     parts.append(_verdict_section(certificate, certificate_source))

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 #: verdict -> (headline, one sentence)
 VERDICT_WORDS = {
-    "pass": ("PUBLISHABLE", "No adversary that applies to this release learns any person's sensitive value "
-                            "with more confidence than the target."),
-    "fail": ("NOT PUBLISHABLE", "An adversary that applies to this release learns some people's sensitive value "
-                                "with more confidence than the target, could not be evaluated for them, or no "
-                                "adversary who knows the release's algorithm could check it."),
+    "pass": ("PUBLISHABLE", "Both lines pass: nobody's record can be re-identified with more than the identity "
+                            "target, and no adversary that applies — one who knows the algorithm among them — "
+                            "learns any person's sensitive value beyond the attribute target."),
+    "fail": ("NOT PUBLISHABLE", "A line fails: some records can be re-identified beyond the identity target, or an "
+                                "adversary that applies learns some people's sensitive value beyond the attribute "
+                                "target, could not evaluate them, or no adversary who knows the release's "
+                                "algorithm could check it."),
     "no target": ("NO TARGET", "The privacy model promises no bound on what an adversary learns (k-anonymity, "
                                "t-closeness, (k,e)); the figures below are what the adversaries learn. Give "
                                "--max-risk to judge them against a target."),
@@ -19,6 +21,13 @@ VERDICT_WORDS = {
 
 #: (term, definition) in the order the legend shows them
 LEGEND: list[tuple[str, str]] = [
+    ("identity line", "Can a record be re-identified from its published QIs? Its risk is 1 / the number of records "
+                      "sharing the record's published QI values (prosecutor risk; journalist risk when the "
+                      "population is given). Target: 1/k of the model's k, else 0.2 (--max-reid-risk; 1 accepts "
+                      "published exact QIs)."),
+    ("attribute line", "What an adversary learns about a person's sensitive value. Target: 1/ℓ of an ℓ-diversity "
+                       "model (α of (α,k)-anonymity, or --max-risk); for t-closeness also the distance t of the "
+                       "posterior from the table's distribution; for k-anonymity and (k,e) nobody's value certain."),
     ("target", "The largest probability with which any adversary may link a person to a sensitive value: "
                "by default 1/ℓ of the release's ℓ-diversity model (α of (α,k)-anonymity), or --max-risk."),
     ("posterior", "The adversary's probability that a person has a given sensitive value (or a value of the "

@@ -83,6 +83,10 @@ class ClassView:
     bucketized: bool = False
     group_of_class: np.ndarray | None = None  # bucketized: the SA-table group of each class
     group_sa_counts: np.ndarray | None = None  # bucketized: SA counts per group
+    #: Generalized Anatomy: each class is a (QI class, group) pair — its labels the QI class's,
+    #: its SA counts the pair's rows times the group's distribution (Anatomy's estimator); the
+    #: QI class of each pair (what class statistics count)
+    qi_class_of_class: np.ndarray | None = None
 
     @property
     def n_classes(self) -> int:
@@ -230,6 +234,8 @@ def view_from_release(release: Release, table: EncodedTable) -> ClassView:
     n_input = int(release.meta.get("n_input", release.n_published))
     n_sup = release.n_suppressed
     cards = [table.columns[n].n_values for n in release.qi]
+    if release.kind == "bucketized" and release.qi_generalized:
+        return _decoupled_view(release, table, n_sa, n_input, n_sup)
     if release.kind == "bucketized":
         gid_codes, gids = pd.factorize(release.data["gid"], sort=True)
         qi = np.column_stack([codes_of(table, n, release.data[n]) for n in release.qi])
@@ -255,6 +261,36 @@ def view_from_release(release: Release, table: EncodedTable) -> ClassView:
     sa = _sa_index(table, list(release.data[release.sa].astype(str))) if len(release.data) else np.zeros(0, np.int64)
     counts = _counts(cls, sa, n_cls, n_sa)
     return _generalized(release.qi, masks, vals, counts, n_input, n_sup)
+
+
+def _decoupled_view(release: Release, table: EncodedTable, n_sa: int, n_input: int, n_sup: int) -> ClassView:
+    """A Generalized Anatomy release (bucketized, generalized QI-table): one class per (QI class,
+    group) pair under the QI class's labels, holding the pair's rows spread over the group's SA
+    distribution — Anatomy's estimator on generalized QIs."""
+    qcls, n_q = release.qi_classes()
+    gid_codes, gids = pd.factorize(release.data["gid"], sort=True)
+    st = release.sa_table
+    assert st is not None
+    sg = pd.Index(gids).get_indexer(st["gid"])
+    gcounts = np.bincount(sg.astype(np.int64) * n_sa + _sa_index(table, list(st[release.sa])),
+                          weights=st["count"].to_numpy(np.float64), minlength=len(gids) * n_sa).reshape(len(gids), n_sa)
+    pair = qcls.astype(np.int64) * max(len(gids), 1) + gid_codes.astype(np.int64)
+    up, pinv = np.unique(pair, return_inverse=True)
+    pinv = pinv.ravel()
+    pq, pg = up // max(len(gids), 1), up % max(len(gids), 1)
+    npair = np.bincount(pinv, minlength=up.size).astype(np.int64)
+    first = np.full(n_q, -1, dtype=np.int64)
+    if n_q:
+        first[qcls[::-1]] = np.arange(len(qcls))[::-1]
+    masks, vals = [], np.zeros((n_q, len(release.qi)), dtype=np.int32)
+    for j, name in enumerate(release.qi):
+        labels = release.data[name].astype(str).to_numpy()[first] if n_q else np.zeros(0, object)
+        uniq, inv = np.unique(labels, return_inverse=True)
+        masks.append(label_masks(table, name, uniq))
+        vals[:, j] = inv.ravel()
+    freq = gcounts / np.maximum(gcounts.sum(axis=1), 1.0)[:, None]
+    return ClassView(list(release.qi), masks, vals[pq], npair, npair[:, None] * freq[pg], n_input, n_sup, False,
+                     pg.astype(np.int64), gcounts.astype(np.int64), pq.astype(np.int64))
 
 
 # ---------------------------------------------------------------------------------------
@@ -346,19 +382,24 @@ def ncp(view: ClassView, table: EncodedTable, *, weights: Mapping[str, float] | 
 def discernibility(view: ClassView) -> float:
     """Discernibility metric (Bayardo & Agrawal 2005): Σ |E|² over published classes plus
     ``n_input`` for each suppressed row. A bucketized release is charged by its groups."""
-    if view.bucketized and view.group_sa_counts is not None:
-        sizes = view.group_sa_counts.sum(axis=1)
-    else:
-        sizes = view.class_sizes
+    sizes = _class_sizes(view)
     return float((sizes.astype(np.float64) ** 2).sum() + view.n_suppressed * view.n_input)
 
 
-def class_stats(view: ClassView) -> dict[str, float]:
-    """Number of classes (groups for a bucketized release), average class size, suppression rate."""
+def _class_sizes(view: ClassView) -> np.ndarray:
+    """The sizes class statistics count: groups of a bucketized view, QI classes of a
+    Generalized Anatomy view, else the classes."""
+    if view.qi_class_of_class is not None:
+        return np.bincount(view.qi_class_of_class, weights=view.class_sizes).astype(np.int64)
     if view.bucketized and view.group_sa_counts is not None:
-        sizes = view.group_sa_counts.sum(axis=1)
-    else:
-        sizes = view.class_sizes
+        return view.group_sa_counts.sum(axis=1)
+    return view.class_sizes
+
+
+def class_stats(view: ClassView) -> dict[str, float]:
+    """Number of classes (groups for a bucketized release, QI classes for Generalized Anatomy),
+    average class size, suppression rate."""
+    sizes = _class_sizes(view)
     n = int(sizes.size)
     return {"n_classes": n, "avg_class_size": float(sizes.sum() / n) if n else 0.0,
             "min_class_size": int(sizes.min()) if n else 0,

@@ -234,10 +234,10 @@ def pruned(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, limit: float, 
     for si, cells in enumerate(sides):
         hi_v = np.minimum(size[cells][:, None], K[leaf_of[cells]]).sum(axis=0) if cells.size else np.zeros(V, np.int64)
         dims = hi_v[:-1] + 1
-        n = math.prod(int(x) for x in dims.tolist())
-        lut_ptr[si + 1] = lut_ptr[si] + n
-        if lut_ptr[si + 1] > LUT_LIMIT:
+        n = math.prod(int(x) for x in dims.tolist())  # a Python int: the product can pass 2^63
+        if int(lut_ptr[si]) + n > LUT_LIMIT:
             return None
+        lut_ptr[si + 1] = int(lut_ptr[si]) + n
         if V > 1:
             rad[si, :-1] = np.concatenate([[1], np.cumprod(dims[:-1])]) if dims.size else []
         boxes.append((dims, int(size[cells].sum())))

@@ -1,0 +1,702 @@
+"""The population behind a sample, for the journalist and marketer risks (:mod:`.reidentification`,
+``docs/identity.md``): ``F_j``, the number of people of the population who match record ``j``'s
+published QIs, counted from a population table or bounded through a fitted model.
+
+**Given as a table** (as ARX accepts it: the population's QI values, one row per person or
+with a count column) ``F_j`` is counted exactly — :func:`population_sizes`. Exact QIs (a raw
+table, a bucketized release) match the equal tuple; a generalized release's labels (``[20-29]``,
+hierarchy nodes, ``*``) match every person whose values fall under them
+(:func:`openbook.release.labels.label_masks` on the original table's encoding, or on the
+population's own when no original is given).
+
+**Modelled** — the Pitman sampling formula (J. Pitman, "Exchangeable and partially
+exchangeable random partitions", Probab. Theory Relat. Fields 102, 1995; fitted to microdata
+by F. Hoshino, J. Official Statistics 17(4), 2001) is an exchangeable model of the whole
+population's partition into classes, and a simple random sample of it is again Pitman. Given
+the sample, the ``M = N − n`` people not sampled join a sample class of size ``f`` by a Pólya
+urn (the Chinese restaurant process with discount ``α`` and concentration ``θ``): the class
+weighs ``f − α``, everything else ``θ + n − f + α``, so ``F − f ~ BetaBinomial(M, f − α,
+θ + n − f + α)`` exactly. :func:`pitman_fit` is the maximum-likelihood fit (Newton's method on
+the profile score, each ``θ`` by Newton's method too); :func:`pitman_region` the largest ``α``
+of the 99 % likelihood region (``2 ΔlogL ≤ χ²₂(0.99) = −2 log 0.01``); :func:`posterior`
+the law of ``F`` given ``f``; :func:`model_bounds` the journalist and marketer bounds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: ``2 ΔlogL`` of the likelihood region whose largest ``α`` bounds the risks (χ²₂, 99 %)
+REGION_Q = -2.0 * math.log(0.01)
+#: standard deviations added to the expected share at risk and success rate
+MARGIN_Z = 3.0
+#: highest risk: the largest ``1/m`` that some class of a size reaches with this probability
+HIGHEST_DELTA = 0.01
+#: terms of each posterior summed exactly (the rest bounded)
+TERMS = 64
+
+# B_2k / (2k (2k−1)) and B_2k, k = 1..7 (Stirling series, DLMF 5.11.1–2)
+_STIRLING = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360, 1 / 156)
+_BERNOULLI = (1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6)
+
+
+# ---------------------------------------------------------------------------------------
+# special functions without cancellation
+# ---------------------------------------------------------------------------------------
+def lgamma_ratio(x: Any, h: Any) -> Any:
+    """``log Γ(x+h) − log Γ(x)`` elementwise (``x > 0``, ``x + h > 0``) to a few ulp: ``x``
+    shifted to 10 or more, then the difference of the Stirling series, every term formed
+    without cancellation (``log1p``, ``expm1``) — where ``lgamma(x+h) − lgamma(x)`` loses
+    ``log10 lgamma(x)`` digits."""
+    x, h = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(h, dtype=np.float64))
+    x = x.copy()
+    out = np.zeros(x.shape)
+    low = np.minimum(x, x + h) < 10.0
+    while low.any():  # Γ(x+h)/Γ(x) = Γ(x+1+h)/Γ(x+1) · x/(x+h)
+        out -= np.where(low, np.log1p(h / np.where(low, x, 1.0)), 0.0)
+        x = np.where(low, x + 1.0, x)
+        low = np.minimum(x, x + h) < 10.0
+    lr = np.log1p(h / x)
+    out += (x - 0.5) * lr + h * np.log(x + h) - h
+    for k, b in enumerate(_STIRLING, start=1):
+        out += b * x ** (1 - 2 * k) * np.expm1((1 - 2 * k) * lr)
+    return out if out.ndim else float(out)
+
+
+def psi_diff(x: float, m: Any) -> Any:
+    """``ψ(x+m) − ψ(x) = Σ_{i<m} 1/(x+i)`` for ``x > 0`` and integers ``m ≥ 0`` (scalar or
+    array): the first terms summed until ``x + i ≥ 16``, then the asymptotic series of the
+    difference."""
+    return _series(x, m, 1)
+
+
+def trigamma_diff(x: float, m: Any) -> Any:
+    """``ψ₁(x) − ψ₁(x+m) = Σ_{i<m} 1/(x+i)²`` (as :func:`psi_diff`)."""
+    return _series(x, m, 2)
+
+
+def _series(x: float, m: Any, power: int) -> Any:
+    m = np.asarray(m, dtype=np.float64)
+    shift = max(0, math.ceil(16.0 - x))
+    head = np.concatenate([[0.0], np.cumsum((x + np.arange(shift)) ** -float(power))])
+    small = m <= shift
+    out = head[np.where(small, m, shift).astype(np.int64)]
+    if not small.all():
+        tail = _series_tail(x + shift, np.where(small, 0.0, m - shift))[power - 1]
+        out = out + np.where(small, 0.0, tail)
+    return out if out.ndim else float(out)
+
+
+def _series_tail(x: float, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``Σ_{i<m} 1/(x+i)`` and ``Σ_{i<m} 1/(x+i)²`` for ``x ≥ 16`` by the asymptotic series of
+    ``ψ`` and ``ψ₁`` (DLMF 5.11.2), each difference formed without cancellation."""
+    lr = np.log1p(m / x)
+    r = m / (x * (x + m))
+    d1 = lr + 0.5 * r
+    d2 = r - 0.5 * np.expm1(-2 * lr) / (x * x)
+    for k, b in enumerate(_BERNOULLI, start=1):
+        p = x ** (-2 * k)
+        d1 -= b / (2 * k) * p * np.expm1(-2 * k * lr)
+        d2 -= b * p / x * np.expm1((-2 * k - 1) * lr)
+    return d1, d2
+
+
+def _lgamma_ratio1(x: float, h: float) -> float:
+    """:func:`lgamma_ratio` of plain floats."""
+    out = 0.0
+    while min(x, x + h) < 10.0:
+        out -= math.log1p(h / x)
+        x += 1.0
+    lr = math.log1p(h / x)
+    out += (x - 0.5) * lr + h * math.log(x + h) - h
+    for k, b in enumerate(_STIRLING, start=1):
+        out += b * x ** (1 - 2 * k) * math.expm1((1 - 2 * k) * lr)
+    return out
+
+
+def _psi_pair(x: float, m: float) -> tuple[float, float]:
+    """:func:`psi_diff` and :func:`trigamma_diff` of one ``m`` in plain floats (the Newton
+    iterations' hot path)."""
+    d1 = d2 = 0.0
+    while x < 16.0 and m > 0:
+        d1 += 1.0 / x
+        d2 += 1.0 / (x * x)
+        x, m = x + 1.0, m - 1.0
+    if m <= 0:
+        return d1, d2
+    lr = math.log1p(m / x)
+    r = m / (x * (x + m))
+    d1 += lr + 0.5 * r
+    d2 += r - 0.5 * math.expm1(-2 * lr) / (x * x)
+    for k, b in enumerate(_BERNOULLI, start=1):
+        p = x ** (-2 * k)
+        d1 -= b / (2 * k) * p * math.expm1(-2 * k * lr)
+        d2 -= b * p / x * math.expm1((-2 * k - 1) * lr)
+    return d1, d2
+
+
+# ---------------------------------------------------------------------------------------
+# the Pitman model: maximum likelihood and the likelihood region
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class PitmanFit:
+    """``θ``, ``α`` and the log-likelihood; ``interior`` is False when the likelihood is
+    largest at the edge ``α → 0`` (the Ewens model) or ``α → 1`` (then ``α`` is that edge)."""
+
+    theta: float
+    alpha: float
+    loglik: float
+    interior: bool
+
+
+class _Pitman:
+    """The sampling formula's log-likelihood ``L(θ, α)`` (module docstring of
+    :mod:`.reidentification`) of a sample's ``c_j``, its scores and Hessian:
+
+    ``∂L/∂θ = A₁ − B₁``, ``∂L/∂α = ((K−1) − θA₁)/α − C₁``, with ``A₁ = Σ_{i<K} 1/(θ+iα)``,
+    ``B₁ = Σ_{i<n} 1/(θ+i)``, ``C₁ = Σ_j c_j Σ_{i<j} 1/(i−α)`` (``A₂, B₂, C₂`` the sums of
+    squares), all by :func:`psi_diff` / :func:`trigamma_diff`."""
+
+    def __init__(self, sizes: np.ndarray, counts: np.ndarray, n: int) -> None:
+        self.j = np.asarray(sizes, dtype=np.float64)
+        self.c = np.asarray(counts, dtype=np.float64)
+        self.n, self.K = int(n), int(round(float(self.c.sum())))
+        #: i = 1..K−1 for Σ i/(θ/α + i), summed directly (``(K−1) − (θ/α)·Σ 1/(θ/α+i)`` cancels when θ/α ≫ K)
+        self.i_k = np.arange(1.0, self.K) if self.K <= 1 << 16 else None
+        m = self.j - 1.0
+        small = m <= 16  # C₁, C₂ at x = 1 − α < 1: the first 16 terms by table, the rest by series
+        self.w_small = np.bincount(m[small].astype(np.int64), weights=self.c[small], minlength=17)
+        self.m_big, self.c_big = m[~small] - 16.0, self.c[~small]
+
+    def csums(self, alpha: float) -> tuple[float, float]:
+        """``C₁`` and ``C₂`` (class docstring)."""
+        h1, h2, a1, a2 = [0.0], [0.0], 0.0, 0.0
+        for i in range(16):
+            x = 1.0 - alpha + i
+            a1 += 1.0 / x
+            a2 += 1.0 / (x * x)
+            h1.append(a1)
+            h2.append(a2)
+        w = self.w_small
+        c1, c2 = float(w @ h1), float(w @ h2)
+        if self.m_big.size:
+            d1, d2 = _series_tail(17.0 - alpha, self.m_big)
+            tot = self.c_big.sum()
+            c1 += float(tot * a1 + self.c_big @ d1)
+            c2 += float(tot * a2 + self.c_big @ d2)
+        return c1, c2
+
+    def parts(self, u: float, alpha: float) -> tuple[float, float, float, float]:
+        """``A₁, A₂, B₁, B₂`` at ``θ = u − α`` (``u = θ + α > 0`` kept apart: ``θ/α + 1 = u/α``)."""
+        a1, a2 = _psi_pair(u / alpha, self.K - 1)
+        b1, b2 = _psi_pair(u + 1.0 - alpha, self.n - 1)
+        return a1 / alpha, a2 / alpha ** 2, b1, b2
+
+    def loglik(self, u: float, alpha: float) -> float:
+        from scipy.special import gammaln
+
+        lc = float((self.c * (gammaln(self.j - alpha) - gammaln(1.0 - alpha))).sum())
+        return ((self.K - 1) * math.log(alpha) + _lgamma_ratio1(u / alpha, self.K - 1)
+                - _lgamma_ratio1(u + 1.0 - alpha, self.n - 1) + lc)
+
+    def u_hat(self, alpha: float, u: float) -> float:
+        """``θ̂(α) + α``, ``θ̂`` maximising ``L(·, α)``: the root of ``A₁ = B₁`` (positive as
+        ``θ → −α``, negative as ``θ → ∞`` when ``1 < K < n``), by Newton's method on
+        ``s = log(θ+α)`` inside a bracket."""
+        s = math.log(max(u, 1e-300))
+        lo, hi = -math.inf, math.inf
+        for _ in range(200):
+            u = math.exp(s)
+            a1, a2, b1, b2 = self.parts(u, alpha)
+            h = a1 - b1
+            if h > 0:
+                lo = s
+            else:
+                hi = s
+            if h == 0:
+                return u
+            slope = (b2 - a2) * u
+            new = s + max(-4.0, min(4.0, -h / slope)) if slope < 0 else math.nan
+            if abs(new - s) <= 1e-9 * max(1.0, abs(s)):  # quadratic convergence: the step lands within ulps
+                return math.exp(new)
+            if not lo < new < hi:
+                new = hi - 4.0 if math.isinf(lo) else lo + 4.0 if math.isinf(hi) else 0.5 * (lo + hi)
+            if new < -700.0 or hi - lo <= 4e-16 * max(1.0, abs(s)):
+                return math.exp(max(new, -700.0))
+            s = new
+        return math.exp(s)
+
+    def profile(self, alpha: float, u: float) -> tuple[float, float, float, float]:
+        """At ``θ̂(α)``: ``θ̂ + α``, the profile score ``∂L/∂α``, its derivative along the
+        profile ``H_αα − H_θα²/H_θθ``, and ``d(θ̂+α)/dα = 1 − H_θα/H_θθ`` (the next start)."""
+        u = self.u_hat(alpha, u)
+        t = u - alpha
+        a1, a2, b1, b2 = self.parts(u, alpha)
+        c1, c2 = self.csums(alpha)
+        y = u / alpha - 1.0  # θ/α
+        e = float((self.i_k / (y + self.i_k)).sum()) if self.i_k is not None else (self.K - 1) - y * a1 * alpha
+        g = e / alpha - c1
+        htt = b2 - a2
+        hta = -(a1 - t * a2) / alpha
+        haa = -((self.K - 1) - 2 * t * a1 + t * t * a2) / alpha ** 2 - c2
+        if htt == 0:
+            return u, g, haa, 1.0
+        return u, g, haa - hta * hta / htt, 1.0 - hta / htt
+
+
+def pitman_fit(sizes: np.ndarray, counts: np.ndarray, n: int) -> PitmanFit | None:
+    """Maximum-likelihood ``(θ, α)`` of the Pitman sampling formula: Newton's method on the
+    profile score ``∂L/∂α`` at ``θ̂(α)`` (each ``θ̂`` by Newton's method), kept inside a
+    bracket of ``α`` by bisection, from ``α = c₁/K``. ``None`` without a maximum to find
+    (fewer than two classes, or every record unique)."""
+    model = _Pitman(sizes, counts, n)
+    if model.K < 2 or model.K >= n:
+        return None
+    c1 = float(model.c[model.j == 1].sum())
+    a = min(0.95, max(0.05, c1 / model.K))
+    u = 10.0
+    lo, hi = 0.0, 1.0
+    for _ in range(200):
+        u, g, d, du = model.profile(a, u)
+        if g > 0:
+            lo = a
+        else:
+            hi = a
+        if g == 0:
+            break
+        new = a - g / d if d < 0 else math.nan
+        if abs(new - a) <= 1e-9 * a:  # quadratic convergence: the step lands within ulps
+            a = new
+            break
+        if not lo < new < hi:
+            new = 0.5 * (lo + hi)
+        if hi < 1e-9 or lo > 1.0 - 1e-9:  # the likelihood grows towards an edge of α
+            a = 1e-9 if hi < 1e-9 else 1.0 - 1e-9
+            u = model.u_hat(a, u)
+            return PitmanFit(float(u - a), a, float(model.loglik(u, a)), False)
+        if hi - lo <= 4e-16 * a:
+            break
+        u = max(u + du * (new - a), 0.5 * u)
+        a = new
+    u = model.u_hat(a, u)
+    return PitmanFit(float(u - a), float(a), float(model.loglik(u, a)), True)
+
+
+def pitman_region(sizes: np.ndarray, counts: np.ndarray, n: int, fit: PitmanFit,
+                  q: float = REGION_Q) -> tuple[float, float]:
+    """``(θ̂(α_U), α_U)``: the largest ``α`` of the likelihood region ``2 (L̂ − L) ≤ q``
+    along the profile (Newton's method on ``2 (L̂ − L(θ̂(α), α)) = q``, whose derivative is
+    the profile score), or ``α → 1`` when the region reaches it."""
+    model = _Pitman(sizes, counts, n)
+    top = 1.0 - 1e-9
+    lo, hi = fit.alpha, top
+    u, _, d, du = model.profile(fit.alpha, fit.theta + fit.alpha)
+    a = min(top, fit.alpha + (math.sqrt(q / -d) if d < 0 else 0.05))
+    u = max(u + du * (a - fit.alpha), 0.5 * u)
+    for _ in range(100):
+        u, g, _, du = model.profile(a, u)
+        gap = 2.0 * (fit.loglik - model.loglik(u, a)) - q
+        if gap > 0:
+            hi = a
+        else:
+            lo = a
+            if a >= top:
+                return float(u - a), float(a)
+        new = a + gap / (2.0 * g) if g < 0 else math.nan
+        if not lo < new < hi:
+            new = 0.5 * (lo + hi) if hi < top else min(top, a + 2.0 * (a - fit.alpha) + 1e-6)
+        if abs(new - a) <= 1e-7:
+            a = new
+            break
+        u = max(u + du * (new - a), 0.5 * u)
+        a = new
+    u = model.u_hat(a, u)
+    return float(u - a), float(a)
+
+
+# ---------------------------------------------------------------------------------------
+# the posterior of F given f, and the bounds
+# ---------------------------------------------------------------------------------------
+def posterior(theta: Any, alpha: Any, sizes: np.ndarray, n: int, N: float,
+              terms: int = TERMS) -> tuple[np.ndarray, np.ndarray]:
+    """Under the Pitman model, for each sample class size ``f`` in ``sizes`` (``theta`` and
+    ``alpha`` scalars, or one per size): ``P(F = f + x | f)`` for ``x < terms``
+    (``F − f ~ BetaBinomial(M, a, b)``, ``a = f − α``, ``b = θ + n − f + α``, ``M = N − n``;
+    ``P(x = 0) = B(a, b+M)/B(a, b)``, then the ratio of consecutive terms) and an upper bound
+    of ``E[1/F | f]`` — exact for ``f = 1``: ``(θ+n−1)/(α(M+1)) · (Γ(M+b+1)Γ(b−α)/(Γ(M+b+1−α)Γ(b))
+    − 1)`` (from ``C(M,x)/(x+1) = C(M+1,x+1)/(M+1)``); for ``f ≥ 2``, ``E[1/(X+a−1)] =
+    (θ+n−1)/((f−α−1)(θ+N−1))`` less ``(1+α) E[1/((f+X)(X+a−1))]`` summed over the first
+    ``terms`` values (the rest, of order ``1/terms²``, left in: an upper bound)."""
+    f = np.asarray(sizes, dtype=np.float64)
+    th = np.broadcast_to(np.asarray(theta, dtype=np.float64), f.shape)
+    al = np.broadcast_to(np.asarray(alpha, dtype=np.float64), f.shape)
+    M = float(N) - n
+    if M < 0.5:  # the sample is the population
+        pmf = np.zeros((f.size, max(terms, 1)))
+        pmf[:, 0] = 1.0
+        return pmf, 1.0 / f
+    width = int(min(terms, M + 1))
+    a, b = f - al, th + n - f + al
+    one = f == 1
+    b1 = b[one] - al[one]  # θ + n − 1
+    # log P(x=0) = log Γ(a+b)/Γ(b) − log Γ(a+b+M)/Γ(b+M); for f = 1, log Γ(M+b+1)/Γ(M+b+1−α) − log Γ(b)/Γ(b−α)
+    lg = lgamma_ratio(np.concatenate([b, b + M, M + 1.0 + b1, b1]), np.concatenate([a, a, al[one], al[one]]))
+    k, j = f.size, int(one.sum())
+    lp0 = lg[:k] - lg[k:2 * k]
+    x = np.arange(width - 1, dtype=np.float64)[None, :]
+    ratio = (M - x) * (x + a[:, None]) / ((x + 1.0) * (M - x - 1.0 + b[:, None]))
+    lp = np.concatenate([lp0[:, None], lp0[:, None] + np.cumsum(np.log(ratio), axis=1)], axis=1)
+    pmf = np.exp(lp)
+    e1 = np.empty(k)
+    if j:
+        e1[one] = b1 / (al[one] * (M + 1.0)) * np.expm1(lg[2 * k:2 * k + j] - lg[2 * k + j:])
+    if j < k:
+        many = ~one
+        fm, am = f[many][:, None], al[many][:, None]
+        xs = np.arange(width, dtype=np.float64)[None, :]
+        closed = (th[many] + n - 1.0) / ((f[many] - al[many] - 1.0) * (th[many] + N - 1.0))
+        e1[many] = closed - ((1.0 + am) * pmf[many] / ((fm + xs) * (xs + fm - am - 1.0))).sum(axis=1)
+    return pmf, np.minimum(e1, 1.0 / f)
+
+
+def snb_posterior(a: float, b: float, pi: float, sizes: np.ndarray, terms: int = TERMS) -> tuple[np.ndarray, np.ndarray]:
+    """Under the SNB model (population class sizes ``1 + NegBin(a, b)``, Bernoulli(π)
+    sampling; Chen & Keller-McNulty 1998), for each sample class size ``f``: ``P(F = f + u | f)
+    ∝ (c)_u dᵘ/u! · (f + u)`` with ``c = a + f − 1``, ``d = (1−b)(1−π)`` (normaliser
+    ``(1−d)^(−c) (f + cd/(1−d))``), for ``u < terms``, and ``E[1/F | f] = 1/(f + cd/(1−d))``
+    exactly (the ``f+u`` cancels)."""
+    f = np.asarray(sizes, dtype=np.float64)
+    d = (1.0 - b) * (1.0 - pi)
+    c = a + f - 1.0
+    mean_u = c * d / (1.0 - d)
+    u = np.arange(terms - 1, dtype=np.float64)[None, :]
+    with np.errstate(divide="ignore"):
+        lt = np.concatenate([np.zeros((f.size, 1)), np.cumsum(np.log((c[:, None] + u) * d / (u + 1.0)), axis=1)],
+                            axis=1)
+    uu = np.arange(terms, dtype=np.float64)[None, :]
+    lz = c * math.log1p(-d) - np.log(f + mean_u)
+    return np.exp(lt + np.log(f[:, None] + uu) + lz[:, None]), 1.0 / (f + mean_u)
+
+
+def bf_posterior(pi: float, sizes: np.ndarray, terms: int = TERMS) -> tuple[np.ndarray, np.ndarray]:
+    """The individual-risk model of μ-ARGUS and sdcMicro (S. Benedetti, L. Franconi, "Statistical
+    and technological solutions for controlled data dissemination", NTTS 1998; Franconi &
+    Polettini 2004), which assumes nothing of the class-size distribution: ``F − f | f ~
+    NegBin(f, π)``, ``P(F = f + x | f) = C(f+x−1, x) π^f (1−π)^x`` for ``x < terms``, and an upper
+    bound of ``E[1/F | f]``: ``−π log π/(1−π)`` for ``f = 1``; for ``f ≥ 2``, ``E[1/(X+f−1)] =
+    π/(f−1)`` less ``E[1/((X+f−1)(X+f))]`` over the first ``terms`` values."""
+    f = np.asarray(sizes, dtype=np.float64)
+    x = np.arange(terms - 1, dtype=np.float64)[None, :]
+    lp = np.concatenate([np.zeros((f.size, 1)), np.cumsum(np.log((f[:, None] + x) / (x + 1.0) * (1.0 - pi)), axis=1)],
+                        axis=1) + (f * math.log(pi))[:, None]
+    pmf = np.exp(lp)
+    e1 = np.empty(f.size)
+    one = f == 1
+    e1[one] = -pi * math.log(pi) / (1.0 - pi)
+    if (~one).any():
+        fm = f[~one][:, None]
+        xs = np.arange(terms, dtype=np.float64)[None, :]
+        e1[~one] = pi / (f[~one] - 1.0) - (pmf[~one] / ((xs + fm - 1.0) * (xs + fm))).sum(axis=1)
+    return pmf, np.minimum(e1, 1.0 / f)
+
+
+def threshold_size(threshold: float) -> int:
+    """The largest ``m`` with ``1/m > threshold`` (0 if none): a record is at risk when its
+    class has at most that many people."""
+    m = max(int(math.floor(1.0 / threshold)), 1)
+    while m > 1 and not 1.0 / m > threshold:
+        m -= 1
+    while 1.0 / (m + 1) > threshold:
+        m += 1
+    return m if 1.0 / m > threshold else 0
+
+
+def posterior_figures(pmf: np.ndarray, e1: np.ndarray, sizes: np.ndarray, counts: np.ndarray, n: int,
+                      at_risk_size: int, delta: float = HIGHEST_DELTA) -> dict[str, Any]:
+    """From the posterior of every class size: the expected share of records at risk
+    (``F ≤ at_risk_size``) and the expected success rate ``(1/n) Σ f E[1/F]``, each with its
+    standard deviation (classes independent; ``Var(1/F) ≤ E[1/F]/f − E[1/F]²``), and per size
+    ``U_f = 1/m_f``, ``m_f`` the largest ``m`` with ``P(some class of size f has F < m) ≤ δ``."""
+    f = np.asarray(sizes, dtype=np.float64)
+    c = np.asarray(counts, dtype=np.float64)
+    cdf = np.minimum(np.cumsum(pmf, axis=1), 1.0)
+    width = pmf.shape[1]
+    idx = (at_risk_size - f).astype(np.int64)
+    p = np.where(idx >= 0, cdf[np.arange(f.size), np.clip(idx, 0, width - 1)], 0.0)
+    less = np.concatenate([np.zeros((f.size, 1)), cdf], axis=1)  # P(F < f + i)
+    with np.errstate(divide="ignore"):
+        reach = -np.expm1(c[:, None] * np.log1p(-np.minimum(less, 1.0)))
+    over = reach > delta
+    m = f + np.where(over.any(axis=1), over.argmax(axis=1) - 1, width)
+    var_r = np.maximum(e1 / f - e1 * e1, 0.0)
+    return {"records_at_risk": float((c * f * p).sum() / n), "records_at_risk_sd": math.sqrt(float(
+        (c * f * f * p * (1 - p)).sum())) / n, "success_rate": float((c * f * e1).sum() / n),
+        "success_rate_sd": math.sqrt(float((c * f * f * var_r).sum())) / n, "highest_by_size": 1.0 / m}
+
+
+def model_bounds(sizes: np.ndarray, counts: np.ndarray, n: int, N: float, threshold: float,
+                 fit: PitmanFit | None, snb: tuple[float, float] | None = None) -> dict[str, Any] | None:
+    """The journalist and marketer bounds without a population table (``docs/identity.md``):
+    the posterior of ``F`` given ``f`` under the Pitman model at its maximum-likelihood fit
+    and at the largest ``α`` of its 99 % likelihood region, and under the SNB model when it
+    converged (``snb = (a, b)``); each figure the largest of them plus :data:`MARGIN_Z`
+    standard deviations; the highest risk of a class size ``f`` the largest ``U_f``
+    (:func:`posterior_figures`). ``None`` without a Pitman fit."""
+    if fit is None:
+        return None
+    k = threshold_size(threshold)
+    tu, au = pitman_region(sizes, counts, n, fit)
+    terms = max(TERMS, k + 1)
+    m = len(sizes)
+    pmf, e1 = posterior(np.repeat([fit.theta, tu], m), np.repeat([fit.alpha, au], m), np.tile(sizes, 2), n, N, terms)
+    figs = {name: posterior_figures(pmf[i * m:(i + 1) * m], e1[i * m:(i + 1) * m], sizes, counts, n, k)
+            for i, name in enumerate(("pitman", "pitman_region"))}
+    if snb is not None:
+        figs["snb"] = posterior_figures(*snb_posterior(snb[0], snb[1], n / N, sizes, terms), sizes, counts, n, k)
+    figs["individual_risk"] = posterior_figures(*bf_posterior(n / N, sizes, terms), sizes, counts, n, k)
+    out: dict[str, Any] = {}
+    for key in ("records_at_risk", "success_rate"):
+        vals = {name: fg[key] + MARGIN_Z * fg[key + "_sd"] for name, fg in figs.items()}
+        out[key] = max(vals.values())
+        out[key + "_model"] = max(vals, key=lambda name: vals[name])
+    out["highest_by_size"] = np.maximum.reduce([fg["highest_by_size"] for fg in figs.values()])
+    out["expected"] = {name: {key: fg[key] for key in ("records_at_risk", "success_rate")} for name, fg in figs.items()}
+    out["fit"] = {"theta": fit.theta, "alpha": fit.alpha, "region_theta": tu, "region_alpha": au,
+                  "interior": fit.interior}
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# the population as a table: exact F
+# ---------------------------------------------------------------------------------------
+@dataclass
+class Population:
+    """A population table: ``frame`` holds the QI values (one row per person, or per group of
+    ``count`` people when ``count`` names a column)."""
+
+    frame: Any
+    count: str | None = None
+    #: hierarchies of QIs (objects, or ``--hierarchy`` specs such as ``adult:paper001``) for
+    #: matching a generalized release's node labels without its original table
+    hierarchies: dict[str, Any] | None = None
+
+    def weights(self, qi: list[str]) -> np.ndarray:
+        from ..errors import DataError
+
+        missing = [c for c in qi if c not in self.frame.columns]
+        if missing:
+            raise DataError(f"the population table has no column {missing[0]!r} (a QI of the data)")
+        if self.count is None or self.count in qi:
+            return np.ones(len(self.frame))
+        import pandas as pd
+
+        w = pd.to_numeric(self.frame[self.count], errors="coerce").to_numpy(np.float64)
+        bad = ~np.isfinite(w) | (w < 0) | (w != np.round(w))
+        if bad.any():
+            raise DataError(f"the population's {self.count!r} column holds {self.frame[self.count].iloc[int(np.argmax(bad))]!r}: "
+                            "counts are whole numbers of people")
+        return w
+
+
+def read_population(path: Any, hierarchies: Any = ()) -> Population:
+    """A population table from a file or database (``openbook check --population FILE``),
+    read as the data is (:func:`openbook.data.loaders.read_table`); a column named ``count``
+    that is not a QI gives the number of people with each row's values. ``hierarchies``:
+    ``COLUMN=SPEC`` items (``--hierarchy``) for a generalized release's node labels."""
+    from ..data.loaders import read_table
+    from ..errors import ParameterError
+
+    frame = read_table(path)
+    hier = {}
+    for item in hierarchies or ():
+        col, sep, spec = str(item).partition("=")
+        if not sep:
+            raise ParameterError(f"--hierarchy {item!r}: use COLUMN=PATH", parameter="hierarchy", value=item)
+        hier[col.strip()] = spec.strip()
+    return Population(frame, "count" if "count" in frame.columns else None, hier or None)
+
+
+def as_population(population: Any, count: str | None = None) -> Population:
+    if isinstance(population, Population):
+        return population if count is None else Population(population.frame, count, population.hierarchies)
+    if not hasattr(population, "columns"):
+        from ..errors import ParameterError
+
+        raise ParameterError("population must be a table (a pandas DataFrame) of the population's QI values",
+                             parameter="population")
+    return Population(population, count)
+
+
+def _keys(values: Any, numeric: bool) -> Any:
+    import pandas as pd
+
+    s = pd.Series(np.asarray(values, dtype=object))
+    return pd.to_numeric(s, errors="coerce").to_numpy(np.float64) if numeric else s.astype(str).str.strip().to_numpy()
+
+
+def _numeric(values: np.ndarray, kind: str | None) -> bool:
+    if kind is not None:
+        return kind == "numeric"
+    import pandas as pd
+
+    return bool(len(values)) and bool(pd.to_numeric(pd.Series(values), errors="coerce").notna().all())
+
+
+def population_sizes(values: dict[str, np.ndarray], sizes: np.ndarray, population: Population, *, exact: bool,
+                     encoding: Any = None, kinds: dict[str, str] | None = None) -> np.ndarray:
+    """``F`` of every published class: the people of ``population`` (weights by its count
+    column) whose QIs equal (``exact``) or fall under (labels, through ``encoding``: an
+    :class:`~openbook.data.table.EncodedTable` of the original, or None to encode the
+    population itself) the class's published values ``values[qi][class]``. A class with
+    fewer matching people than its ``sizes`` is a :class:`~openbook.errors.DataError`
+    naming the column and value (or the tuple): the population does not contain the sample."""
+    import pandas as pd
+
+    from ..data.grouping import group_ids
+    from ..errors import HierarchyError
+
+    qi, kinds = list(values), dict(kinds or {})
+    w = population.weights(qi)
+    frame = population.frame
+    n_cls = len(sizes)
+    if exact:
+        cls_codes, pop_codes, found = [], [], []
+        for c in qi:
+            num = _numeric(values[c], kinds.get(c))
+            vocab, inv = np.unique(_keys(values[c], num), return_inverse=True)
+            pinv, pvals = pd.factorize(frame[c], use_na_sentinel=False)
+            code = pd.Index(vocab).get_indexer(_keys(np.asarray(pvals, dtype=object), num))[pinv]
+            cls_codes.append(inv.ravel())
+            pop_codes.append(code)
+            found.append(np.isin(np.arange(vocab.size), code))
+        keep = np.all([c >= 0 for c in pop_codes], axis=0) if qi else np.ones(len(frame), bool)
+        ids, g = group_ids([np.concatenate([a, b[keep]]) for a, b in zip(cls_codes, pop_codes)])
+        big_f = np.bincount(ids[n_cls:], weights=w[keep], minlength=g)[ids[:n_cls]]
+        covered = [fd[cc] for fd, cc in zip(found, cls_codes)]
+    else:
+        enc = encoding if encoding is not None else _encode_population(frame, qi, kinds, population.hierarchies)
+        sig_rows, tables, lab_idx, covered = [], [], [], []
+        for c in qi:
+            ulab, linv = np.unique(np.asarray(values[c]).astype(str), return_inverse=True)
+            pinv, pvals = pd.factorize(frame[c], use_na_sentinel=False)
+            try:
+                cover = _cover(enc, c, ulab, np.asarray(pvals, dtype=object))
+            except HierarchyError as exc:
+                if encoding is not None:
+                    raise
+                raise HierarchyError(f"{exc}: match the release through its original table (original=) or give "
+                                     f"the column's hierarchy (--hierarchy {c}=PATH)", column=c) from None
+            usig, sinv = np.unique(cover.T, axis=0, return_inverse=True)
+            sig_rows.append(np.asarray(sinv).ravel()[pinv])
+            tables.append(usig.T)
+            lab_idx.append(linv.ravel())
+            present = np.bincount(pinv, weights=w, minlength=len(pvals)) > 0
+            covered.append((cover & present[None, :]).any(axis=1)[linv.ravel()])
+        ids, g = group_ids(sig_rows) if qi else (np.zeros(len(frame), np.int64), 1)
+        wt = np.bincount(ids, weights=w, minlength=g)
+        first = np.full(g, -1, dtype=np.int64)
+        first[ids[::-1]] = np.arange(ids.size)[::-1]
+        sig_of = [s[first] for s in sig_rows]
+        big_f = np.zeros(n_cls)
+        step = max(1, (1 << 22) // max(g, 1))
+        for lo in range(0, n_cls, step):
+            block = np.ones((min(step, n_cls - lo), g), dtype=bool)
+            for tab, li, so in zip(tables, lab_idx, sig_of):
+                block &= tab[li[lo:lo + step]][:, so]
+            big_f[lo:lo + step] = block @ wt
+    big_f = np.rint(big_f).astype(np.int64)
+    short = np.flatnonzero(big_f < np.asarray(sizes))
+    if short.size:
+        _refuse(int(short[0]), values, covered, int(big_f[short[0]]), int(np.asarray(sizes)[short[0]]), exact)
+    return big_f
+
+
+def _refuse(c: int, values: dict[str, np.ndarray], covered: list[np.ndarray], have: int, need: int,
+            exact: bool) -> None:
+    from ..errors import DataError
+
+    has = "has" if exact else "falls under"
+    for name, cov in zip(values, covered):
+        if not cov[c]:
+            raise DataError(f"no one in the population {has} {name} = {values[name][c]!r}, which {need} record(s) "
+                            "of the data have: it does not contain the sample")
+    tup = ", ".join(f"{k}={v[c]!r}" for k, v in values.items())
+    who = "no one" if have == 0 else f"only {have} {'person' if have == 1 else 'people'}"
+    raise DataError(f"{who} in the population {has} ({tup}), which {need} record(s) of the data have: it does "
+                    "not contain the sample")
+
+
+def _encode_population(frame: Any, qi: list[str], kinds: dict[str, str], hierarchies: dict[str, Any] | None) -> Any:
+    """The population encoded as the data would be: its own values, the given hierarchies
+    (objects or ``--hierarchy`` specs), automatic ones for the other QIs."""
+    from ..data.schema import Schema
+    from ..data.table import encode
+    from ..pipeline import load_hierarchy
+
+    sa = "__population__"
+    while sa in frame.columns:
+        sa += "_"
+    df = frame[qi].copy()
+    df[sa] = ""
+    hier = {}
+    for c, spec in (hierarchies or {}).items():
+        h = load_hierarchy(spec, c, kinds.get(c, "categorical")) if isinstance(spec, str) else spec
+        if c in qi and h is not None:
+            hier[c] = h
+    return encode(df, Schema.build(qi=[f"{c}:{kinds.get(c, 'categorical')}" for c in qi], sa=sa, missing="value"),
+                  hier)
+
+
+def _cover(enc: Any, name: str, labels: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``(n_labels, n_values)`` bool: which population values each published label covers.
+    Values the encoding holds are read off :func:`~openbook.release.labels.label_masks`;
+    others fall under a numeric range they lie in, or under a label that covers the whole
+    domain (the root)."""
+    import pandas as pd
+
+    from ..data.table import EncodedColumn, EncodedTable
+    from ..release.labels import label_masks, uses_ranges
+
+    masks = label_masks(enc, name, labels)
+    col = enc.columns[name]
+    if col.kind == "numeric" and col.numeric is not None:
+        num = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(np.float64)
+        code = pd.Index(col.numeric).get_indexer(num)
+    else:
+        num = None
+        code = pd.Index([str(v).strip() for v in col.categories]).get_indexer(
+            pd.Series(values).astype(str).str.strip())
+    out = np.zeros((labels.size, values.size), dtype=bool)
+    known = code >= 0
+    out[:, known] = masks[:, code[known]]
+    absent = np.flatnonzero(~known)
+    if absent.size:
+        if uses_ranges(enc, name) and num is not None:
+            ok = absent[np.isfinite(num[absent])]
+            extra = EncodedColumn(name, "numeric", np.zeros(0, np.int32), num[ok].astype(object), num[ok])
+            view = EncodedTable(enc.schema, {**enc.columns, name: extra}, enc.hierarchies)
+            out[:, ok] = label_masks(view, name, labels)
+        else:
+            out[:, absent] = masks.all(axis=1)[:, None]
+    return out
+
+
+def population_uniqueness_of(population: Population, qi: list[str]) -> float:
+    """The share of the population unique on the QIs (exact QI tuples), from the table."""
+    import pandas as pd
+
+    from ..data.grouping import group_ids
+
+    w = population.weights(qi)
+    cols = []
+    for c in qi:
+        codes, uniq = pd.factorize(population.frame[c], use_na_sentinel=False)
+        cols.append(pd.factorize(pd.Series(np.asarray(uniq, dtype=object)).astype(str).str.strip())[0][codes])
+    ids, g = group_ids(cols) if qi else (np.zeros(len(w), np.int64), 1)
+    per = np.bincount(ids, weights=w, minlength=g)
+    total = float(w.sum())
+    return float((per == 1).sum() / total) if total else 0.0
