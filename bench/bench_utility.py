@@ -25,6 +25,7 @@ from openbook.utility.queries import answer_all, make_workload, relative_errors
 MODELS = ["l=3", "simple-l=6,set=tech-support", "t=0.2", "k=5,l=3"]
 ALGORITHMS = [("generalized-anatomy (default)", "generalized-anatomy", {"seed": 1}),
               ("Mondrian strict", "mondrian", {"strict": True}),
+              ("Mondrian strict, classes >= 5", "mondrian+k5", {"strict": True}),
               ("Anatomy", "anatomy", {"seed": 1})]
 
 
@@ -58,7 +59,13 @@ def main() -> None:
         for label, name, params in ALGORITHMS:
             t0 = time.perf_counter()
             try:
-                rel = make_algorithm(name, model=model, **params).anonymize(table)
+                if name == "mondrian+k5":  # the same model, with the identity line's class floor
+                    from openbook.models.composite import AllOf
+                    from openbook.models.k_anonymity import KAnonymity
+
+                    rel = make_algorithm("mondrian", model=AllOf([model, KAnonymity(k=5)]), **params).anonymize(table)
+                else:
+                    rel = make_algorithm(name, model=model, **params).anonymize(table)
             except Exception as exc:  # noqa: BLE001 - an algorithm that cannot honour the model
                 rows.append((label, f"cannot run ({type(exc).__name__})", None))
                 continue
@@ -77,11 +84,16 @@ def main() -> None:
             lines, ncls, il, ncp, e, dt = vals
             ra = f"{e / are['anatomy']:.2f}" if "anatomy" in are else "–"
             rm = f"{e / are['mondrian']:.2f}" if "mondrian" in are else "–"
+            if name == "generalized-anatomy" and "mondrian+k5" in are:
+                rm += f" ({e / are['mondrian+k5']:.2f} vs classes >= 5)"
             print(f"| {spec} | {label} | {lines} | {ncls} | {il:.4f} | {ncp:.4f} | {e:.4f} | {ra} | {rm} | {dt:.1f} |")
     print("\nAim (issue 24): the default's ARE no worse than Anatomy's and within 1.5x of strict Mondrian's, both "
-          "lines passing. The second holds; the first cannot for any release that generalizes the QIs on this "
-          "workload: even k = 5 Mondrian with no constraint on the SA (identity alone) has an ARE about 3.5x "
-          "Anatomy's, whose exact QIs answer every QI predicate without error (docs/algorithms.md).")
+          "lines passing. Against strict Mondrian whose classes also hold at least 5 records (the identity "
+          "line's floor) the default is within 1.5x for every model; against strict Mondrian under the model alone "
+          "it is not for simple 6-diversity of Tech-support, whose classes average under 4 records and fail the "
+          "identity line. No release that generalizes the QIs reaches Anatomy's ARE on this workload: even strict "
+          "Mondrian under 5-anonymity alone (no constraint on the SA) has about 3.5x Anatomy's, whose exact QIs "
+          "answer every QI predicate without error (docs/algorithms.md).")
 
 
 if __name__ == "__main__":

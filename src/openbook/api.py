@@ -134,11 +134,13 @@ def check(data: Any, *, qi: Sequence[str], sa: str, c: float = 2.0,
     return Levels(compute_levels(table.group_sa_counts(cls, n), table.sa_domain, c=c), source="DataFrame")
 
 
-def certify(release: Any, *, original: Any, max_risk: float | None = None, earlier: Sequence[Any] = (),
-            adversaries: Sequence[str] | None = None, hierarchies: Mapping[str, Any] | None = None) -> Any:
+def certify(release: Any, *, original: Any, max_risk: float | None = None, max_reid_risk: float | None = None,
+            earlier: Sequence[Any] = (), adversaries: Sequence[str] | None = None,
+            hierarchies: Mapping[str, Any] | None = None) -> Any:
     """The certificate of ``release`` against the ``original`` table (a DataFrame, a path,
-    or an encoded table): every adversary that applies (or the named ones), and the verdict.
-    ``hierarchies`` must be those the release was made with (generalized releases)."""
+    or an encoded table): every adversary that applies (or the named ones), both lines
+    (identity: ``max_reid_risk``, default 1/k or 0.2; sensitive value: ``max_risk``, default the
+    model's) and the verdict. ``hierarchies`` must be those the release was made with."""
     from .certificate import certify as _certify
     from .data.table import EncodedTable, encode
 
@@ -147,4 +149,5 @@ def certify(release: Any, *, original: Any, max_risk: float | None = None, earli
     else:
         schema = Schema.from_dict(release.meta["schema"])
         table = encode(_frame(original), schema, _hierarchies(hierarchies, schema), source="DataFrame")
-    return _certify(release, original=table, earlier=earlier, max_risk=max_risk, adversaries=adversaries)
+    return _certify(release, original=table, earlier=earlier, max_risk=max_risk, max_reid_risk=max_reid_risk,
+                    adversaries=adversaries)

@@ -189,7 +189,8 @@ def _identity_text(passes: bool, target: float, worst: float | None, above: int 
 
 
 def _attribute_text(passes: bool, tgt: AttributeTarget, worst: float | None, wdist: float | None,
-                    above: int | None, unres: int | None, aware: str | None, unaware: str | None) -> str:
+                    above: int | None, unres: int | None, aware: str | None, unaware: str | None,
+                    not_run: Sequence[str] = ()) -> str:
     w = "unknown" if worst is None else f"{worst:.3g}"
     who = f"an adversary who knows the algorithm ({aware})" if aware else "no adversary who knows the algorithm"
     if passes:
@@ -204,6 +205,8 @@ def _attribute_text(passes: bool, tgt: AttributeTarget, worst: float | None, wdi
         return f"sensitive value protected: {who} learns {', '.join(parts)} (worst posterior {w})"
     if unaware:
         return f"SENSITIVE VALUE NOT CERTIFIED: {unaware}"
+    if not_run and not above and not unres:
+        return f"SENSITIVE VALUE NOT CERTIFIED: {', '.join(not_run)} could not run (unknown is not safe)"
     some = "some" if above is None else f"{above:,}"
     bits = [f"{some} people above the target (worst posterior {w}"
             + ("" if wdist is None or tgt.distance is None else f", largest distance {wdist:.3g}") + ")"]
@@ -277,8 +280,8 @@ class Certificate:
         return pd.DataFrame([asdict(f) for f in self.findings])
 
     def to_dict(self) -> dict[str, Any]:
-        return {"verdict": self.verdict, "target": self.target, "target_source": self.target_source,
-                "headline": self.headline(), "lines": [ln.to_dict() for ln in self.lines],
+        return {"verdict": self.verdict, "headline": self.headline(), "lines": [ln.to_dict() for ln in self.lines],
+                "target": self.target, "target_source": self.target_source,
                 "knowledge": dict(self.knowledge), "algorithm_aware": dict(self.aware),
                 "seconds": round(self.seconds, 3), "adversaries": [asdict(f) for f in self.findings]}
 
@@ -396,7 +399,8 @@ def _lines(findings: list[Finding], atgt: AttributeTarget, reid: float, reid_sou
     ptarget = atgt.posterior if atgt.posterior is not None else (1.0 if atgt.certainty else None)
     attribute = Line("attribute", ok_a, ptarget, atgt.source, worst_a, above_a, unres_a,
                      [f.adversary for f in attr],
-                     _attribute_text(ok_a, atgt, worst_a, wdist, above_a, unres_a, aware, unaware),
+                     _attribute_text(ok_a, atgt, worst_a, wdist, above_a, unres_a, aware, unaware,
+                                     [f"the {f.adversary} adversary" for f in attr if not f.ran]),
                      distance_target=atgt.distance, worst_distance=wdist, certainty=atgt.certainty)
     return [identity, attribute]
 
@@ -534,8 +538,9 @@ def refusal(cert: Certificate, *, api: bool = False) -> RiskError:
         parts.append("the certificate failed")
     identity = worst is not None and worst.disclosure == "identity"
     if identity:
-        remedy = ("use an algorithm that generalizes the QIs (the default, generalized-anatomy), or accept the "
-                  "risk explicitly with " + ("max_reid_risk=1" if api else "--max-reid-risk 1"))
+        remedy = ("generalize the QIs further — the default algorithm, generalized-anatomy, publishes QI classes "
+                  "of at least 1/target records — or accept the risk explicitly with "
+                  + ("max_reid_risk=1" if api else "--max-reid-risk 1"))
     else:
         remedy = ("choose another algorithm (the default, generalized-anatomy, is certified by construction), "
                   + ("max_risk=R" if api else "--max-risk R") + " to change the target")

@@ -53,10 +53,54 @@ KEYS = {
 }
 
 
+def _home(key: str) -> str | None:
+    """The section a key of :data:`KEYS` belongs to (the first that declares it)."""
+    for section, keys in KEYS.items():
+        if key in keys:
+            return section
+    return None
+
+
+def _check_free_sections(path: Path, raw: dict[str, Any]) -> None:
+    """``[model]`` and ``[algorithm]`` pass their keys on, so a key of another section placed
+    there would otherwise be dropped or misread: it is refused, naming its section; a
+    misspelling of such a key gets a did-you-mean; ``[model]`` holds ``spec`` or a model's
+    own keys, not both; ``[hierarchies]`` maps columns to paths (strings)."""
+    import difflib
+
+    every = {k: sec for sec, keys in KEYS.items() for k in keys}
+    for section in ("model", "algorithm"):
+        body = raw.get(section)
+        if not isinstance(body, dict):
+            continue
+        for key in body:
+            home = _home(key)
+            if home is not None and not (section == "algorithm" and key in ("seed",)):
+                raise ParameterError(f"config file {path}: key {key!r} belongs in [{home}], not [{section}]",
+                                     parameter=f"{section}.{key}")
+            close = difflib.get_close_matches(key, list(every), n=1, cutoff=0.85)
+            if close and close[0] != key and section == "model":
+                raise ParameterError(f"config file {path}: unknown key {key!r} in [model]; did you mean "
+                                     f"[{every[close[0]]}] {close[0]}?", parameter=f"model.{key}")
+    model = raw.get("model")
+    if isinstance(model, dict) and "spec" in model and len(model) > 1:
+        extra = sorted(k for k in model if k != "spec")[0]
+        raise ParameterError(f"config file {path}: [model] holds spec = {model['spec']!r} and also {extra!r}; give "
+                             "the whole model in spec (e.g. spec = \"k=5,l=3\") or the model's keys without spec",
+                             parameter=f"model.{extra}")
+    hier = raw.get("hierarchies")
+    if isinstance(hier, dict):
+        for col, val in hier.items():
+            if not isinstance(val, str):
+                raise ParameterError(f"config file {path}: [hierarchies] {col} = {val!r} must be a path (a string), "
+                                     "'auto' or 'adult:arx'", parameter=f"hierarchies.{col}", value=val)
+
+
 def _check_keys(path: Path, raw: dict[str, Any]) -> None:
     """Unknown or wrongly typed keys of the known sections: one line, with a did-you-mean."""
     import difflib
 
+    _check_free_sections(path, raw)
     for section, keys in KEYS.items():
         body = raw.get(section)
         if body is None:

@@ -29,32 +29,34 @@ def _split(v: Any) -> list[str]:
     return [str(x) for x in v]
 
 
-def load_hierarchy(spec: Any, column: str, kind: str) -> Any:
-    from .hierarchy import adult_hierarchies, read_arx_csv
-
-    if spec in (None, "auto"):
-        return None  # EncodedTable builds an automatic one on first use
-    if isinstance(spec, str) and spec.startswith("adult:"):
-        variant = spec.split(":", 1)[1] or "paper001"
-        try:
-            return adult_hierarchies(variant)[column]
-        except KeyError:
-            raise SchemaError(f"the Adult hierarchies have none for column {column!r}", column=column) from None
-    leaf_type = float if kind == "numeric" else None
-    try:
-        return read_arx_csv(Path(spec), column=column, leaf_type=leaf_type)
-    except HierarchyError as exc:
-        if column in str(exc):
-            raise
-        raise HierarchyError(f"hierarchy of column {column!r}: {exc}", column=column) from None
-    except DataError as exc:
-        raise DataError(f"hierarchy of column {column!r}: {exc}", path=spec) from None
+from .hierarchy.loading import load_hierarchy  # noqa: E402 - one loader, re-exported for the CLI and the API
 
 
 def load_input(cfg: RunConfig) -> EncodedTable:
-    """Read the source named by the configuration and encode it under its schema."""
+    """Read the source named by the configuration and encode it under its schema; warn
+    (:func:`warn_collapsing_qis`) about every QI its declaration would publish as ``*``."""
     data, schema, hier, source = input_spec(cfg)
-    return encode(data, schema, hier, source=source)
+    table = encode(data, schema, hier, source=source)
+    warn_collapsing_qis(table, cfg)
+    return table
+
+
+def warn_collapsing_qis(table: EncodedTable, cfg: RunConfig) -> None:
+    """One :class:`~openbook.hierarchy.detect.CollapseWarning` per QI declared categorical
+    with no hierarchy whose values look numeric (or dates) or are many: generalizing it can
+    only publish ``*`` (docs/hierarchies.md, "Kind detection"). Reads the distinct values only."""
+    import shlex
+
+    from .hierarchy.detect import CollapseWarning, collapse_warning
+
+    inp = cfg.input
+    data = f"--dataset {inp['dataset']}" if inp.get("dataset") else shlex.quote(str(inp.get("path") or "DATA"))
+    for col in table.schema.qi:
+        if col.kind != "categorical" or table.hierarchies.get(col.name) is not None:
+            continue
+        message = collapse_warning(col.name, table.columns[col.name].categories.tolist(), data=data)
+        if message:
+            warnings.warn(message, CollapseWarning, stacklevel=3)
 
 
 def input_spec(cfg: RunConfig) -> tuple[Any, Schema, dict[str, Any], str]:

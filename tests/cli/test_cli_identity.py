@@ -39,15 +39,26 @@ def test_check_reports_prosecutor_and_marketer_risk(small, capsys):
     assert ident["marketer"]["success_rate"] == pytest.approx(5 / 8)
 
 
-def test_check_with_a_sampling_fraction_gives_journalist_risk(small, capsys):
+def test_check_with_a_sampling_fraction_never_understates_journalist_risk(small, capsys, tmp_path):
     ident = _check_json(capsys, small, "--reid-threshold", "0.4", "--sampling-fraction", "0.5")
-    # F = f / π = 2f: journalist risks 1/6 x3, 1/4 x2, 1/2 x3
-    assert ident["journalist"]["highest_risk"] == pytest.approx(0.5)
-    assert ident["journalist"]["records_at_risk"] == pytest.approx(3 / 8)
-    assert ident["marketer"]["success_rate"] == pytest.approx(5 / 16)
+    pros = ident["prosecutor"]
+    # f/π (F = 2f) would say highest 1/2, 3/8 above 0.4, marketer 5/16: the expectation, not a bound.
+    # Eight records say almost nothing of a population of 16: the bounds reach the prosecutor figures
+    assert ident["journalist"]["highest_risk"] == pytest.approx(1.0)
+    assert 3 / 8 <= ident["journalist"]["records_at_risk"] <= pros["records_at_risk"] + 1e-12
+    assert 5 / 16 <= ident["marketer"]["success_rate"] <= pros["success_rate"] + 1e-12
     assert ident["population_size"] == pytest.approx(16)
     same = _check_json(capsys, small, "--reid-threshold", "0.4", "--population-size", "16")
     assert same["journalist"] == ident["journalist"]
+    # with the population itself the figures are exact: these 8 people plus 8 others
+    pop = pd.DataFrame({"age": ROWS["age"] + [30, 30, 30, 50, 50, 50, 60, 60],
+                        "sex": ROWS["sex"] + list("FFMMMMFF")})
+    pop.to_csv(tmp_path / "population.csv", index=False)
+    exact = _check_json(capsys, small, "--reid-threshold", "0.4", "--population", tmp_path / "population.csv")
+    # F: (30,F) 5, (30,M) 3, (40,F) 1, (50,M) 4, (60,F) 3
+    assert exact["journalist"]["highest_risk"] == pytest.approx(1.0)
+    assert exact["journalist"]["records_at_risk"] == pytest.approx(1 / 8)  # only (40,F) is above 0.4
+    assert exact["marketer"]["success_rate"] == pytest.approx((3 / 5 + 2 / 3 + 1 + 1 / 4 + 1 / 3) / 8)
 
 
 def test_check_text_shows_identity_beside_the_levels(small, capsys):

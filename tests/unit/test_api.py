@@ -21,21 +21,26 @@ def test_refusal_names_the_api_keywords():
     df = _frame()
     with pytest.raises(RiskError) as exc:
         ob.anonymize(df, qi=["age:numeric", "zip"], sa="disease", model="l=2", algorithm="mondrian",
-                     strict=True, max_risk=0.3)
+                     strict=True, max_risk=0.3, max_reid_risk=1)
     msg = str(exc.value)
     assert "max_risk=R" in msg and "certify=False" in msg and "--" not in msg
+    with pytest.raises(RiskError) as exc:  # identity first, with its own keyword
+        ob.anonymize(df, qi=["age:numeric", "zip"], sa="disease", model="l=2", algorithm="mondrian", strict=True)
+    msg = str(exc.value)
+    assert "re-identification risk" in msg and "max_reid_risk=1" in msg and "--" not in msg
 
 
 def test_identity_target_refuses_exact_qis():
     df = _frame()
-    with pytest.raises(RiskError, match="max_reid_risk=R"):
+    with pytest.raises(RiskError, match="max_reid_risk=1"):
         ob.anonymize(df, qi=["age:numeric", "zip"], sa="disease", model="l=2", algorithm="anatomy", seed=1,
                      max_reid_risk=0.5)
 
 
 def test_release_as_dataframes_and_saved(tmp_path):
     df = _frame()
-    rel = ob.anonymize(df, qi=["age:numeric", "zip"], sa="disease", model="l=2", algorithm="anatomy", seed=1)
+    rel = ob.anonymize(df, qi=["age:numeric", "zip"], sa="disease", model="l=2", algorithm="anatomy", seed=1,
+                       max_reid_risk=1)  # exact QIs, accepted explicitly
     qi_table, sa_table = rel.to_pandas(), rel.to_pandas("sa")
     assert list(qi_table.columns) == ["age", "zip", "gid"] and len(qi_table) == len(df)
     assert list(sa_table.columns) == ["gid", "disease", "count"] and sa_table["count"].sum() == len(df)

@@ -77,12 +77,17 @@ from ..models.base import PrivacyModel
 from ..models.k_anonymity import KAnonymity
 from ..params import Boolean, Options, Real
 from ..release import Partition
+from . import lattice_kernels as lk
 from .base import Anonymizer
 from .lattice_bounds import necessary_condition
-from .lattice_counts import ClassEngine, LatticeData, NodeClasses
-from .lattice_search import FAIL, SAT, UNKNOWN, FlashSearch, Grid, MaskBounds, bottom_up
+from .lattice_counts import ClassEngine, LatticeData, ModelCheck, NodeClasses
+from .lattice_search import FAIL, PRUNED, SAT, UNKNOWN, FlashSearch, Grid, MaskBounds, bottom_up
 
 METRICS = ("loss", "discernibility", "precision", "height")
+
+#: relative slack of metric comparisons: values within ``TIE · max(1, |least|)`` of the least
+#: are ties, and a bound must exceed the least by more to prune
+TIE = 1e-12
 
 #: the largest lattice the search enumerates (its nodes are materialised as an array)
 MAX_NODES = 2_000_000
@@ -97,13 +102,20 @@ def _dot(a: np.ndarray, b: np.ndarray) -> float:
 def lattice_data(table: EncodedTable) -> tuple[LatticeData, np.ndarray]:
     """The distinct QI combinations of ``table`` with their SA counts, and each row's
     combination."""
-    cls, m = group_ids(table.qi_codes)
+    hier = [table.hierarchy(nm) for nm in table.qi_names]
+    qi = table.qi_codes
+    cards = np.array([h.n_leaves for h in hier], dtype=np.int64)
+    upper = math.prod(cards.tolist())
+    if (lk.wanted(table.n_rows) and 0 < table.n_rows and qi.shape[1] and upper < 2**62
+            and qi.min() >= 0 and (qi.max(axis=0) < cards).all()):
+        n_sa = table.columns[table.sa_name].n_values
+        cls, first, counts = lk.compiled()["group_rows"](qi, cards, upper, table.sa_codes, n_sa)
+        return LatticeData(qi[first], counts, hier, table.sa_domain, table.qi_names, distinct=True), cls
+    cls, m = group_ids(qi)
     rep = np.empty(m, dtype=np.int64)
     rep[cls] = np.arange(table.n_rows)
     counts = table.group_sa_counts(cls, m)
-    data = LatticeData(table.qi_codes[rep], counts, [table.hierarchy(nm) for nm in table.qi_names],
-                       table.sa_domain, table.qi_names)
-    return data, cls
+    return LatticeData(qi[rep], counts, hier, table.sa_domain, table.qi_names, distinct=True), cls
 
 
 class Lattice:
@@ -137,17 +149,18 @@ class Lattice:
         self.condition = None if self.absorbing else necessary_condition(model, self.domain)
         size_only = isinstance(model, KAnonymity) and (self.condition is None or self.condition.size_only)
         self.engine = ClassEngine(data, with_counts=not size_only)
+        self.checker = ModelCheck(model, data, self.engine, self.condition)
         self._evaluated: set[tuple[int, ...]] = set()
-        self._values: dict[int, tuple[float, float]] = {}  # node -> (loss, discernibility) when satisfying
+        self._values: dict[int, tuple[float, float]] = {}  # checked satisfying node -> (loss, discernibility)
         # loss with nothing suppressed, per node (the order of the sum is loss_lower_bound's)
         lb = np.zeros(self.grid.size)
         for j in range(self.d):
             lb = lb + data.level_mass[j][self.nodes[:, j]]
         self.lb = lb / (self.n * self.d)
-        self._prune: str | None = None  # metric pruned on, during a search
-        self._state: np.ndarray | None = None
-        self._cands: list[tuple[int, float, np.ndarray]] = []  # checked satisfying nodes, metric, predecessors
-        self._best = math.inf  # least metric of a node known to be minimal
+        self._precision = (self.nodes / np.maximum(self.heights, 1)).mean(axis=1) if self.d else np.zeros(1)
+        self._metric: str | None = None  # the metric optimised, while a search tracks its best value
+        self.best = math.inf  # least metric of a satisfying node known
+        self.chosen: int | None = None  # the optimum (optimize)
 
     @property
     def n_checked(self) -> int:
@@ -160,10 +173,17 @@ class Lattice:
         self._evaluated.add(tuple(int(x) for x in levels))
         return cls
 
-    def _holds(self, cls: NodeClasses) -> np.ndarray:
-        if cls.counts is None:  # k-anonymity without SA counts
-            return cls.sizes >= self.model.k
-        return np.asarray(self.model.holds(cls.counts, self.domain), dtype=bool)
+    def _sums(self, cls: NodeClasses, ok: np.ndarray) -> tuple[int, float, float]:
+        """Rows suppressed, the loss mass they add beyond their generalization and the
+        discernibility of the node."""
+        if self.engine.kernels is not None:
+            supp, extra, sq = self.engine.kernels["node_sums"](cls.sizes, cls.gen, ok, float(self.d))
+        else:
+            fail = ~ok
+            supp = int(cls.sizes[fail].sum())
+            extra = _dot(cls.sizes[fail], self.d - cls.gen[fail])
+            sq = int(np.multiply(cls.sizes[ok], cls.sizes[ok]).sum())
+        return int(supp), float(extra), float(sq) + int(supp) * float(self.n)
 
     def classes(self, levels) -> tuple[np.ndarray, int]:
         """Class id of each distinct QI combination at ``levels``."""
@@ -173,7 +193,7 @@ class Lattice:
     def evaluate(self, levels) -> dict[str, Any]:
         """Classes at ``levels``, which hold, and how many rows would be suppressed."""
         cls = self._classes(levels)
-        ok = self._holds(cls)
+        ok = self.checker.holds(cls)[0]
         return {"combo_class": cls.combo_class, "n_classes": cls.n_classes, "holds": ok, "sizes": cls.sizes,
                 "suppressed": int(cls.sizes[~ok].sum())}
 
@@ -184,166 +204,133 @@ class Lattice:
     def satisfies(self, levels) -> bool:
         return self.evaluate(levels)["suppressed"] <= self.budget
 
-    def _check(self, i: int, cond=None) -> tuple[bool, np.ndarray, int]:
-        """Evaluate node ``i``: does the model hold within the budget, the model's (or
-        ``cond``'s) holding mask per combination, and ``cond``'s suppressed rows."""
+    def _check(self, i: int, cond=None, masks: bool = False) -> tuple[bool, np.ndarray | None, int]:
+        """Evaluate node ``i``: does the model hold within the budget, (with ``masks``) the
+        model's (or ``cond``'s) holding mask per combination, and ``cond``'s suppressed
+        rows. A satisfying node's loss and discernibility are recorded."""
         cls = self._classes(self.nodes[i])
-        ok = self._holds(cls)
-        supp = int(cls.sizes[~ok].sum())
+        ok, c_ok = self.checker.holds(cls, with_cond=cond is not None)
+        supp, extra, dm = self._sums(cls, ok)
         sat = supp <= self.budget
         if sat:
-            self._record(i, cls, ok, supp)
-            if self._prune is not None:
-                value = self._values[i][0] if self._prune == "loss" else self.metric(self.nodes[i], self._prune)
-                v = self.nodes[i]
-                preds = np.array([i - int(self.grid.strides[j]) for j in range(self.d) if v[j] > 0], dtype=np.int64)
-                self._cands.append((i, value, preds))
+            self._values[i] = (float(self.lb[i]) + extra / (self.n * self.d), dm)
+            if self._metric is not None:
+                self._note(i)
         if cond is None:
-            return sat, ok[cls.combo_class], supp
-        a_ok = cond.holds(cls.sizes, cls.counts)
-        return sat, a_ok[cls.combo_class], int(cls.sizes[~a_ok].sum())
-
-    def _record(self, i: int, cls: NodeClasses, ok: np.ndarray, supp: int) -> None:
-        kept = cls.sizes * ok
-        loss = (_dot(kept, self.engine.class_loss(cls)) + supp * self.d) / (self.n * self.d)
-        dm = float(np.dot(kept, cls.sizes)) + supp * float(self.n)
-        self._values[i] = (loss, dm)
-
-    # -- pruning on the metric ------------------------------------------------------------
-    def node_bound(self, name: str) -> np.ndarray:
-        """Per node, a lower bound on ``name`` that only grows upwards: the loss with
-        nothing suppressed, or the height / precision metric itself."""
-        if name == "loss":
-            return self.lb
-        if name == "height":
-            return self.grid.height.astype(np.float64)
-        return (self.nodes / np.maximum(self.heights, 1)).mean(axis=1)
-
-    def _minimal_best(self) -> float:
-        """The least metric of a checked satisfying node whose direct predecessors all
-        fail (so it is minimal); candidates become minimal as their predecessors fail."""
-        state = self._state
-        keep = []
-        for cand in self._cands:
-            if (state[cand[2]] == FAIL).all():
-                self._best = min(self._best, cand[1])
-            elif cand[1] < self._best:
-                keep.append(cand)
-        self._cands = keep
-        return self._best
-
-    def _prunable(self, bound: np.ndarray):
-        seen = [-1]  # checks made when the candidates were last examined
-
-        def prune(i: int) -> bool:
-            if bound[i] <= self._best + 1e-12:  # the best only falls, after checks
-                if not self._cands or seen[0] == len(self._evaluated):
-                    return False
-                seen[0] = len(self._evaluated)
-                return bound[i] > self._minimal_best() + 1e-12
-            return True
-        return prune
+            return sat, (ok[cls.combo_class] if masks else None), supp
+        return sat, (c_ok[cls.combo_class] if masks else None), int(cls.sizes[~c_ok].sum())
 
     # -- metrics -----------------------------------------------------------------------
-    def metric(self, levels, name: str) -> float:
+    def value(self, i: int, name: str) -> float | None:
+        """The metric of satisfying node ``i`` when known: height and precision always, the
+        loss with no budget (nothing suppressed: the generalization loss), else once the
+        node was checked."""
         if name == "height":
-            return float(np.sum(levels))
+            return float(self.grid.height[i])
         if name == "precision":
-            h = np.maximum(self.heights, 1)
-            return float(np.mean(np.asarray(levels) / h))
+            return float(self._precision[i])
+        got = self._values.get(i)
+        if got is not None:
+            return got[0] if name == "loss" else got[1]
+        if name == "loss" and self.budget == 0:
+            return float(self.lb[i])
+        return None
+
+    def metric(self, levels, name: str) -> float:
+        """The metric of the node at ``levels`` (a failing node's too: its failing classes
+        suppressed)."""
+        i = int(self._index(np.asarray(levels)))
+        if name in ("height", "precision"):
+            return self.value(i, name)
         cls = self._classes(levels)
-        ok = self._holds(cls)
-        supp = int(cls.sizes[~ok].sum())
-        kept = cls.sizes * ok
-        if name == "discernibility":
-            return float(np.dot(kept, cls.sizes)) + supp * float(self.n)
-        return (_dot(kept, self.engine.class_loss(cls)) + supp * self.d) / (self.n * self.d)
+        supp, extra, dm = self._sums(cls, self.checker.holds(cls)[0])
+        return dm if name == "discernibility" else float(self.lb[i]) + extra / (self.n * self.d)
 
     def loss_lower_bound(self, levels) -> float:
         """The loss of ``levels`` with nothing suppressed: a suppressed row costs 1 per QI,
         at least what generalizing it costs, so this never exceeds the loss."""
-        return float(sum(self.data.level_mass[j][int(lv)] for j, lv in enumerate(levels))) / (self.n * self.d)
+        return float(self.lb[int(self._index(np.asarray(levels)))])
 
-    def values(self, mins: np.ndarray, name: str) -> tuple[list[float | None], int]:
-        """The metric of each minimal node where needed, and the row of the best one.
+    def node_bound(self, name: str) -> np.ndarray:
+        """Per node, a lower bound on ``name`` that only grows upwards: the loss with
+        nothing suppressed; the height and precision themselves; for discernibility
+        ``max(n, n² / c)`` with ``c`` the classes the node can have at most (``m``, and the
+        product of its levels' codes; ``Σ |C|² >= n²/#classes``, a suppressed row costing
+        ``n >= |C|``)."""
+        if name == "loss":
+            return self.lb
+        if name == "height":
+            return self.grid.height.astype(np.float64)
+        if name == "precision":
+            return self._precision
+        cap = np.ones(self.grid.size)
+        for j in range(self.d):
+            cap = cap * np.asarray(self.data.level_radix[j], dtype=np.float64)[self.nodes[:, j]]
+        return np.maximum(float(self.n), float(self.n) ** 2 / np.minimum(cap, max(self.data.m, 1)))
 
-        Loss: minimal nodes already checked carry their value; the others are valued in
-        order of :meth:`loss_lower_bound` while it does not exceed the best value known
-        (1e-12 of float slack), the rest stay ``None`` — their loss exceeds the best."""
-        idx = [int(x) for x in np.ravel_multi_index(tuple(mins.T), self.shape)] if len(mins) else []
-        vals: list[float | None] = [None] * len(mins)
-        if name in ("height", "precision"):
-            vals = [self.metric(v, name) for v in mins]
-        elif name == "discernibility":
-            vals = [self._values[i][1] if i in self._values else self.metric(v, name) for i, v in zip(idx, mins)]
-        else:
-            for r, i in enumerate(idx):
-                if i in self._values:
-                    vals[r] = self._values[i][0]
-            lb = self.lb[idx].tolist()
-            for r in sorted(range(len(mins)), key=lambda r: lb[r]):
-                if vals[r] is not None:
-                    continue
-                known = [v for v in vals if v is not None]
-                if known and lb[r] > min(known) + 1e-12:
-                    break
-                vals[r] = self.metric(mins[r], "loss")
-        rows = [r for r, v in enumerate(vals) if v is not None]
-        sub = mins[rows]
-        key = np.array([vals[r] for r in rows])
-        best = rows[int(np.lexsort((*sub.T[::-1], sub.sum(axis=1), key))[0])]
-        return vals, best
+    def _mask_bounds(self) -> MaskBounds:
+        k = self.engine.kernels
+        return MaskBounds(self.combo_size, self.budget, self.d, None if k is None else k["unkept_rows"])
+
+    def _note(self, i: int) -> None:
+        """A node decided satisfying: its metric, when known, bounds the optimum."""
+        v = self.value(i, self._metric)
+        if v is not None and v < self.best:
+            self.best = v
+
+    def _pruner(self, bound: np.ndarray):
+        def prune(i: int) -> bool:
+            return bound[i] > self.best + _slack(self.best)
+        return prune
 
     # -- search ------------------------------------------------------------------------
     def _index(self, v: np.ndarray) -> np.ndarray:
         return np.ravel_multi_index(tuple(np.asarray(v).T), self.shape)
 
     def search(self, monotonic: bool | None = None, prune: str | None = None) -> np.ndarray:
-        """State of every node: +1 satisfies, -1 fails, 0 not decided because a satisfying
-        node lies below it (so it is not minimal; only where satisfaction is not upward
-        closed). ``monotonic`` defaults to :meth:`upward_closed`; ``False`` checks every
-        node; ``True`` forces predictive tagging.
+        """State of every node: +1 satisfies, -1 fails, 0 not decided (where satisfaction
+        is not upward closed: a satisfying node lies below it, so it is not minimal).
+        ``monotonic`` defaults to :meth:`upward_closed`; ``False`` checks every node;
+        ``True`` forces predictive tagging.
 
-        ``prune`` (a metric other than ``"discernibility"``) skips every node whose bound
-        (:meth:`node_bound`) exceeds the metric of a node known to be minimal — state 2
-        (``PRUNED``), with its up-set. Every minimal node whose bound does not exceed the
-        least metric of the minimal nodes is still found, with every node below it decided
-        (its down-set's bounds are no larger, so none was pruned); other nodes reported
-        minimal may not be."""
+        ``prune`` (a metric) searches for the optimum of that metric over all satisfying
+        nodes instead (:meth:`optimize` at the end): a node whose bound (:meth:`node_bound`)
+        exceeds the least metric of a satisfying node known is skipped with its up-set
+        (state 2, ``PRUNED``); the nodes left undecided then lie above a satisfying node or
+        have such a bound. Every node whose bound does not exceed the optimum is decided,
+        so the minimal nodes among them are exact."""
         g = self.grid
         state = np.zeros(g.size, dtype=np.int8)
-        self._state, self._prune, self._cands, self._best = state, prune, [], math.inf
-        pruner = self._prunable(self.node_bound(prune)) if prune is not None else None
+        self._metric, self.best, self.chosen = prune, math.inf, None
+        pruner = order = on_sat = None
+        if prune is not None:
+            bound = self.node_bound(prune)
+            pruner, on_sat = self._pruner(bound), self._note
+            order = np.lexsort((np.arange(g.size), g.height, bound))  # every node after those below it
         if monotonic is False:
             for i in range(g.size):
                 state[i] = SAT if self._check(i)[0] else FAIL
-            return state
-        if monotonic is None:
-            monotonic = self.upward_closed()
-        if monotonic:
-            bounds = MaskBounds(self.combo_size, self.budget, self.d) if self.absorbing else None
+        elif monotonic or (monotonic is None and self.upward_closed()):
+            bounds = self._mask_bounds() if self.absorbing else None
 
             def check(i: int) -> bool:
-                sat, kept, _ = self._check(i)
+                sat, kept, _ = self._check(i, masks=bounds is not None)
                 if bounds is not None:
                     bounds.add(self.nodes[i], kept)
                 return sat
 
-            return FlashSearch(g, check, bounds, prune=pruner, order=self._order(prune)).run(state)
-        return self._search_not_closed(state, pruner, self._order(prune))
+            FlashSearch(g, check, bounds, prune=pruner, order=order, on_sat=on_sat).run(state)
+        else:
+            self._search_not_closed(state, pruner, order)
+        if prune is not None:
+            self.optimize(state, prune)
+        return state
 
-    def _order(self, prune: str | None) -> np.ndarray | None:
-        """Pruning: nodes by bound, then height (every node after those below it), so the
-        best minimal node is met early and prunes the most."""
-        if prune is None:
-            return None
-        g = self.grid
-        return np.lexsort((np.arange(g.size), g.height, self.node_bound(prune)))
-
-    def _search_not_closed(self, known: np.ndarray, pruner=None, order=None) -> np.ndarray:
-        """Two passes where satisfaction is not upward closed: Flash on the necessary
-        condition (its failing nodes fail the model with their down-sets), then bottom-up
-        over every node no satisfying node lies below."""
+    def _search_not_closed(self, known: np.ndarray, pruner=None, order=None) -> None:
+        """Where satisfaction is not upward closed: Flash on the necessary condition (its
+        failing nodes fail the model with their down-sets); then, without ``pruner``, every
+        node no satisfying node lies below is checked bottom-up (with it, :meth:`optimize`
+        checks the nodes left in order of their bound)."""
         g = self.grid
         dominated = np.zeros(g.size, dtype=bool)
         dom_view = dominated.reshape(g.shape)
@@ -357,22 +344,53 @@ class Lattice:
 
         cond = self.condition
         if cond is not None and not cond.trivial:
-            bounds = MaskBounds(self.combo_size, self.budget, self.d)
+            bounds = self._mask_bounds()
 
             def check_cond(i: int) -> bool:
-                sat, kept, supp = self._check(i, cond)
+                sat, kept, supp = self._check(i, cond, masks=True)
                 mark(i, sat)
                 bounds.add(self.nodes[i], kept)
                 return supp <= self.budget
 
             cond_state = FlashSearch(g, check_cond, bounds, prune=pruner).run(np.zeros(g.size, dtype=np.int8))
             known[(cond_state == FAIL) & (known == UNKNOWN)] = FAIL
+            if pruner is not None:
+                known[(cond_state == PRUNED) & (known == UNKNOWN)] = PRUNED
+        if pruner is None:
+            bottom_up(g, known, dominated, lambda i: self._check(i)[0], None, order)
 
-        def check(i: int) -> bool:
-            return self._check(i)[0]
-
-        bottom_up(g, known, dominated, check, pruner, order)
-        return known
+    def optimize(self, state: np.ndarray, name: str) -> int:
+        """The node of least ``name`` among all satisfying nodes, completing ``state``:
+        the nodes not known to fail are visited in order of their bound (then height),
+        each checked when its state or metric is not known, until the bound exceeds the
+        least metric found — no node beyond can reach it. Ties (metrics within
+        :data:`TIE` relative of the least) go to the least height, then the
+        lexicographically least levels. Returns the node's index (``-1``: none satisfies)."""
+        g = self.grid
+        bound = self.node_bound(name)
+        self._metric = name
+        sat = np.flatnonzero(state == SAT)
+        known = [v for v in (self.value(int(i), name) for i in sat) if v is not None]
+        self.best = min(known + [self.best])
+        cand = np.flatnonzero((state == SAT) | (state == UNKNOWN))
+        cand = cand[np.lexsort((cand, g.height[cand], bound[cand]))]
+        ties: list[tuple[int, float]] = []
+        for i in cand.tolist():
+            if bound[i] > self.best + _slack(self.best):
+                break
+            v = self.value(i, name) if state[i] == SAT else None
+            if v is None:
+                ok = self._check(i)[0]
+                state[i] = SAT if ok else FAIL
+                if not ok:
+                    continue
+                v = self.value(i, name)
+            self.best = min(self.best, v)
+            ties.append((i, v))
+        top = self.best + _slack(self.best)
+        best = [i for i, v in ties if v <= top]
+        self.chosen = min(best, key=lambda i: (int(g.height[i]), i)) if best else -1
+        return self.chosen
 
     def minimal(self, state: np.ndarray) -> np.ndarray:
         """Satisfying nodes with no satisfying node strictly below them (Samarati's minimal
@@ -392,23 +410,32 @@ class Lattice:
         return self.nodes[(sat & ~strict).ravel()]
 
 
+def _slack(best: float) -> float:
+    """The float slack of metric comparisons around the least value ``best``."""
+    return TIE * max(1.0, abs(best)) if math.isfinite(best) else math.inf
+
+
 def search_lattice(lat: Lattice, metric: str = "loss", all_minimal: bool = False) -> dict[str, Any]:
-    """Search ``lat`` for its minimal nodes and the best one under ``metric`` (pruned on the
-    metric's bound unless ``all_minimal`` or the metric is ``"discernibility"``)."""
-    prune = None if all_minimal or metric == "discernibility" else metric
-    state = lat.search(prune=prune)
-    mins = lat.minimal(state)
-    if mins.shape[0] == 0:
+    """Search ``lat`` for the node of least ``metric`` among all satisfying nodes, and its
+    minimal nodes: every one with ``all_minimal`` (the whole lattice decided), else those
+    whose bound does not exceed the optimum (the search pruned on the metric's bound)."""
+    if all_minimal:
+        state = lat.search()
+        lat.optimize(state, metric)
+    else:
+        state = lat.search(prune=metric)
+    if lat.chosen is None or lat.chosen < 0:
         raise InfeasibleError(
             f"full-domain-search: no generalization satisfies {lat.model.describe()} with at most "
             f"{lat.max_suppression:.1%} of rows suppressed", model=lat.model)
-    vals, best = lat.values(mins, metric)
-    chosen = mins[best]
-    if prune is not None:  # keep the minimal nodes that could have been chosen (see Lattice.search)
-        bound = lat.node_bound(prune)[lat._index(mins)]
-        keep = np.flatnonzero(bound <= float(vals[best]) + 1e-12)
-        mins, vals = mins[keep], [vals[r] for r in keep]
-    return {"lattice": lat, "minimal": mins, "values": vals, "best": chosen, "state": state}
+    mins = lat.minimal(state)
+    idx = lat._index(mins) if len(mins) else np.zeros(0, dtype=np.int64)
+    if not all_minimal:  # the minimal nodes whose bound does not exceed the optimum (exact, see Lattice.search)
+        keep = lat.node_bound(metric)[idx] <= lat.best + _slack(lat.best)
+        mins, idx = mins[keep], idx[keep]
+    vals = [lat.value(int(i), metric) for i in idx]
+    return {"lattice": lat, "minimal": mins, "values": vals, "best": lat.nodes[lat.chosen],
+            "value": lat.value(lat.chosen, metric), "state": state}
 
 
 def node_satisfies(table: EncodedTable, model: PrivacyModel, levels, max_suppression: float = 0.0) -> bool:
@@ -489,9 +516,13 @@ class FullDomainSearch(Anonymizer):
         levels = [int(x) for x in res["best"]]
         self._levels = levels
         ev = lat.evaluate(levels)
-        row_class = ev["combo_class"][lat.row_combo]
-        labels = np.where(ev["holds"][row_class], row_class, -1)
-        return Partition.from_labels(labels, provenance=self.provenance() | search_provenance(res))
+        cc = ev["combo_class"]
+        labels = np.where(ev["holds"][cc], cc, -1)[lat.row_combo]
+        prov = self.provenance() | search_provenance(res)
+        if lat.engine.kernels is None:
+            return Partition.from_labels(labels, provenance=prov)
+        group, n_groups = lat.engine.kernels["first_appearance"](labels)  # from_labels' numbering, O(n)
+        return Partition(group, n_groups, provenance=prov)
 
 
 def _same_classes(a: LatticeData, b: LatticeData) -> bool:
@@ -506,8 +537,10 @@ def search_provenance(res: dict[str, Any]) -> dict[str, Any]:
     """What a search (:func:`search_lattice`) tells: the chosen node, the minimal nodes and
     their metric, the nodes checked."""
     lat: Lattice = res["lattice"]
-    known = [v for v in res["values"] if v is not None]
-    return {"levels": [int(x) for x in res["best"]], "minimal_nodes": res["minimal"].tolist(),
+    levels = [int(x) for x in res["best"]]
+    mins = res["minimal"].tolist()
+    return {"levels": levels, "minimal_nodes": mins,
             "minimal_metric": [None if v is None else float(v) for v in res["values"]],
-            "metric_value": float(min(known)), "n_nodes": int(lat.nodes.shape[0]), "n_checked": int(lat.n_checked),
+            "metric_value": float(res["value"]), "chosen_minimal": levels in mins,
+            "n_nodes": int(lat.nodes.shape[0]), "n_checked": int(lat.n_checked),
             "qi": list(lat.data.qi_names), "heights": lat.heights.tolist()}

@@ -1,6 +1,6 @@
 """Equivalence classes of full-domain nodes from counts, rolled up from finer nodes
 (LeFevre et al., Incognito, SIGMOD 2005, §3 "rollup"; Kohlmayer et al., Flash, 2012, §5:
-ARX's snapshots of a finer transformation).
+ARX's snapshots of a finer transformation), and the model checked on them.
 
 A node needs only class counts, never rows: its classes are the distinct QI code tuples
 (*combinations*) of the table generalized to the node's levels, each class with its size
@@ -13,27 +13,39 @@ Arrow batches.
 has been computed, each class of ``u`` is a union of classes of ``v`` (a hierarchy level's
 code is a function of the level below it), so ``u`` is computed from ``v``'s classes — one
 representative combination each, their sizes and SA counts summed — instead of from every
-combination: a mixed-radix key over the representatives' generalized codes, a dense
-renumbering and two ``bincount`` calls over ``v``'s classes. The finest cached node below
-``u`` with the fewest classes is the source; the bottom node (the combinations themselves)
-is always cached.
+combination. The finest cached node below ``u`` with the fewest classes is the source; the
+bottom node (the combinations themselves) is always cached. Each class also carries its
+generalization loss. The roll-up runs in :mod:`.lattice_kernels` (numba) on tables large
+enough to repay loading it, else in numpy (a mixed-radix key, a dense renumbering and
+``bincount``); both give the same classes.
+
+:class:`ModelCheck` decides the model on a node's classes: the compiled per-class check
+for k-anonymity, distinct, entropy and recursive (c,ℓ)-diversity and their conjunctions
+(with the model's own ``holds`` for the classes it flags ambiguous), else ``model.holds``.
 """
 
 from __future__ import annotations
 
 import sys
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import ParameterError
-from ..models.base import SADomain
+from ..models.base import PrivacyModel, SADomain
+from ..models.composite import AllOf
+from ..models.k_anonymity import KAnonymity
+from ..models.l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, _xlogx_table
+from . import lattice_kernels as lk
 
 #: keys spanning at most this many times their count (plus a constant) are renumbered by a
 #: lookup table; wider ones by a sort (or pandas' hash table when pandas is loaded)
 _DENSE_FACTOR, _DENSE_SLACK = 4, 1 << 16
-#: cache budget in array entries (combination class ids dominate: m per cached node)
+#: cache budget in array entries (source-class ids dominate: one per class of the source)
 _CACHE_ENTRIES = 1 << 25
+#: per hierarchy: dense codes of each leaf per level, codes per level, loss per code per level
+_LEVELS: "weakref.WeakKeyDictionary[object, tuple]" = weakref.WeakKeyDictionary()
 
 
 def renumber(key: np.ndarray, upper: int) -> tuple[np.ndarray, int]:
@@ -54,6 +66,30 @@ def renumber(key: np.ndarray, upper: int) -> tuple[np.ndarray, int]:
     return ids.reshape(-1).astype(np.int64, copy=False), len(uniq)
 
 
+def hierarchy_levels(h) -> tuple[np.ndarray, list[int], list[np.ndarray]]:
+    """``(codes, radix, loss)`` of a hierarchy: ``codes[lv, leaf]`` the dense code of each
+    leaf at each level, ``radix[lv]`` the codes of a level, ``loss[lv][code]`` the code's
+    ``(coverage - 1)/(leaves - 1)``. Cached per hierarchy (hierarchies are immutable)."""
+    got = _LEVELS.get(h)
+    if got is None:
+        nl = max(h.n_leaves - 1, 1)
+        cov = np.asarray(h.coverage, dtype=np.float64)
+        codes = np.empty((h.height + 1, h.n_leaves), dtype=np.int32)
+        radix, loss = [], []
+        for lv in range(h.height + 1):
+            anc = np.asarray(h.ancestor_table[lv])
+            present = np.zeros(h.n_nodes, dtype=np.bool_)
+            present[anc] = True
+            uniq = np.flatnonzero(present)  # sorted node ids: np.unique's numbering
+            rank = np.cumsum(present) - 1
+            codes[lv] = rank[anc]
+            radix.append(len(uniq))
+            loss.append((cov[uniq] - 1.0) / nl)
+        got = (codes, radix, loss)
+        _LEVELS[h] = got
+    return got
+
+
 class LatticeData:
     """Distinct QI combinations with their SA counts, and the QI hierarchies.
 
@@ -64,9 +100,11 @@ class LatticeData:
     hierarchies: one :class:`openbook.hierarchy.Hierarchy` per QI (leaf codes = ``combos``).
     domain: the SA domain the privacy models read (values, global counts, ...).
     qi_names: the QI names (default ``q0, q1, ...``).
+    distinct: the caller guarantees the combinations are distinct (no merge pass).
     """
 
-    def __init__(self, combos, sa_counts, hierarchies, domain: SADomain, qi_names=None) -> None:
+    def __init__(self, combos, sa_counts, hierarchies, domain: SADomain, qi_names=None, *,
+                 distinct: bool = False) -> None:
         combos = np.asarray(combos, dtype=np.int64)
         counts = np.asarray(sa_counts, dtype=np.int64)
         if combos.ndim != 2 or counts.ndim != 2 or len(combos) != len(counts):
@@ -84,27 +122,15 @@ class LatticeData:
         self.domain = domain
         self.qi_names = list(qi_names) if qi_names is not None else [f"q{j}" for j in range(self.d)]
         self.heights = np.array([h.height for h in self.h], dtype=np.int64)
-        # dense code of each leaf at each level, and the loss (coverage - 1)/(leaves - 1) of each code
-        self.level_codes: list[list[np.ndarray]] = []
-        self.level_radix: list[list[int]] = []
-        self.level_loss: list[list[np.ndarray]] = []
-        for h in self.h:
-            codes_j, radix_j, loss_j = [], [], []
-            nl = max(h.n_leaves - 1, 1)
-            cov = np.asarray(h.coverage, dtype=np.float64)
-            for lv in range(h.height + 1):
-                uniq, inv = np.unique(np.asarray(h.ancestor_table[lv]), return_inverse=True)
-                codes_j.append(inv.reshape(-1).astype(np.int64))
-                radix_j.append(len(uniq))
-                loss_j.append((cov[uniq] - 1.0) / nl)
-            self.level_codes.append(codes_j)
-            self.level_radix.append(radix_j)
-            self.level_loss.append(loss_j)
+        levels = [hierarchy_levels(h) for h in self.h]
+        self.level_codes = [list(codes) for codes, _, _ in levels]
+        self.level_radix = [radix for _, radix, _ in levels]
+        self.level_loss = [loss for _, _, loss in levels]
         # merge duplicate combinations (level-0 classes are distinct code tuples)
         key, radix = np.zeros(len(combos), dtype=np.int64), 1
-        for j in range(self.d):
+        for j in range(self.d if not distinct else 0):
             key, radix = _push(key, radix, combos[:, j], self.h[j].n_leaves)
-        ids, m = renumber(key, radix)
+        ids, m = renumber(key, radix) if not distinct else (None, len(combos))
         if m < len(combos):
             first = np.full(m, len(combos), dtype=np.int64)
             np.minimum.at(first, ids, np.arange(len(combos)))
@@ -117,22 +143,34 @@ class LatticeData:
         self.sizes = counts.sum(axis=1)
         self.m, self.n_sa = counts.shape
         self.n = int(self.sizes.sum())
-        # each combination's code at each level of each QI, when small enough (one gather a roll-up)
-        total = sum(int(h) + 1 for h in self.heights.tolist()) * self.m
-        self._combo_codes = None
-        if total <= _CACHE_ENTRIES:
-            self._combo_codes = [[self.level_codes[j][lv][self.combo_t[j]].astype(np.int32)
-                                  for lv in range(self.heights[j] + 1)] for j in range(self.d)]
+        # the kernels' tables: one row per (QI, level), leaf -> code and code -> loss
+        self.row = [np.cumsum([0] + [int(h) + 1 for h in self.heights.tolist()])[j] for j in range(self.d)]
+        n_rows = sum(int(h) + 1 for h in self.heights.tolist())
+        width = max([h.n_leaves for h in self.h], default=1)
+        self.code_table = np.zeros((max(n_rows, 1), width), dtype=np.int32)
+        self.loss_table = np.zeros((max(n_rows, 1), width), dtype=np.float64)
+        for j, (codes, radix, loss) in enumerate(levels):
+            r = int(self.row[j])
+            self.code_table[r:r + len(codes), :codes.shape[1]] = codes
+            for lv, ls in enumerate(loss):
+                self.loss_table[r + lv, :len(ls)] = ls
+        self.leaf = np.ascontiguousarray(combos.T.astype(np.int32)) if self.d else np.zeros((0, self.m), np.int32)
+        self._combo_codes: dict[tuple[int, int], np.ndarray] = {}
         #: loss mass of each QI at each level: Σ_rows (coverage - 1)/(leaves - 1)
-        every = np.arange(self.m)
-        self.level_mass = [np.array([_mass(self.sizes, self.level_loss[j][lv][self.codes_at(j, lv, every)])
-                                     for lv in range(self.heights[j] + 1)]) for j in range(self.d)]
+        self.level_mass = []
+        for j in range(self.d):
+            w = np.bincount(self.combo_t[j], weights=self.sizes, minlength=self.h[j].n_leaves)
+            self.level_mass.append(np.array([_mass(w, self.level_loss[j][lv][self.level_codes[j][lv]])
+                                             for lv in range(self.heights[j] + 1)]))
 
     def codes_at(self, j: int, level: int, rep: np.ndarray) -> np.ndarray:
         """Dense code of QI ``j`` at ``level`` for the combinations ``rep``."""
-        if self._combo_codes is not None:
-            return self._combo_codes[j][level][rep]
-        return self.level_codes[j][level][self.combo_t[j][rep]]
+        got = self._combo_codes.get((j, level))
+        if got is None:
+            got = self.level_codes[j][level][self.combo_t[j]]
+            if got.size * (len(self._combo_codes) + 1) <= _CACHE_ENTRIES:
+                self._combo_codes[(j, level)] = got
+        return got[rep]
 
 
 def _mass(sizes: np.ndarray, loss: np.ndarray) -> float:
@@ -152,21 +190,32 @@ def _push(key: np.ndarray, radix: int, col: np.ndarray, card: int) -> tuple[np.n
     return key, radix * card
 
 
-@dataclass
+@dataclass(eq=False)
 class NodeClasses:
-    """The classes of one node: ``combo_class[c]`` is combination ``c``'s class, ``rep``
-    one combination per class, ``sizes`` and ``counts`` (``None`` when not needed) per
-    class."""
+    """The classes of one node: ``rep`` one combination per class, ``sizes``, ``counts``
+    (``None`` when not needed) and ``gen`` (generalization loss of one row) per class; the
+    class of each combination (:attr:`combo_class`) is composed on demand from the source
+    node's (``src``) and the source classes' classes here (``up``)."""
 
     levels: tuple[int, ...]
-    combo_class: np.ndarray
     rep: np.ndarray
     sizes: np.ndarray
     counts: np.ndarray | None
+    gen: np.ndarray
+    up: np.ndarray | None = None
+    src: "NodeClasses | None" = None
+    _combo_class: np.ndarray | None = None
 
     @property
     def n_classes(self) -> int:
         return len(self.sizes)
+
+    @property
+    def combo_class(self) -> np.ndarray:
+        if self._combo_class is None:
+            self._combo_class = self.up[self.src.combo_class]
+            self.src = None  # the chain below is no longer needed
+        return self._combo_class
 
 
 class ClassEngine:
@@ -177,21 +226,27 @@ class ClassEngine:
         self.data = data
         self.with_counts = with_counts
         m = data.m
-        bottom = NodeClasses(tuple([0] * data.d), np.arange(m, dtype=np.int64), np.arange(m, dtype=np.int64),
-                             data.sizes, data.counts if with_counts else None)
+        self.kernels = lk.compiled() if lk.wanted(m * max(data.n_sa, 1)) else None
+        gen0 = np.zeros(m)
+        for j in range(data.d):
+            gen0 += data.level_loss[j][0][data.level_codes[j][0][data.combo_t[j]]]
+        bottom = NodeClasses(tuple([0] * data.d), np.arange(m, dtype=np.int64), data.sizes,
+                             data.counts if with_counts else None, gen0, _combo_class=np.arange(m, dtype=np.int64))
         self.bottom = bottom
         self.capacity = max(4, min(256, _CACHE_ENTRIES // max(m, 1)))
-        self._levels = np.zeros((0, data.d), dtype=np.int64)
+        self._levels = np.zeros((self.capacity, data.d), dtype=np.int64)
         self._nodes: list[NodeClasses] = []
-        self._ncls = np.zeros(0, dtype=np.int64)
+        self._ncls = np.zeros(self.capacity, dtype=np.int64)
+        self._next = 0  # the slot to overwrite once the cache is full (oldest first)
         self.n_computed = 0
 
     def classes(self, levels) -> NodeClasses:
         """The classes of the node at ``levels`` (cached: a later node may roll up from it)."""
         u = np.asarray(levels, dtype=np.int64)
         src = self.bottom
-        if len(self._nodes):
-            below = np.flatnonzero((self._levels <= u).all(axis=1))
+        k = len(self._nodes)
+        if k:
+            below = np.flatnonzero((self._levels[:k] <= u).all(axis=1))
             if below.size:
                 src = self._nodes[int(below[np.argmin(self._ncls[below])])]
                 if src.levels == tuple(u.tolist()):
@@ -204,40 +259,106 @@ class ClassEngine:
 
     def _roll_up(self, src: NodeClasses, u: np.ndarray) -> NodeClasses:
         data = self.data
+        rows = np.array([data.row[j] + int(u[j]) for j in range(data.d)], dtype=np.int64)
+        radix = np.array([data.level_radix[j][int(u[j])] for j in range(data.d)], dtype=np.int64)
+        upper = 1
+        for r in radix.tolist():
+            upper *= r
+        counts_in = src.counts is not None and self.with_counts
+        self.n_computed += 1
+        if self.kernels is not None and upper < 2**62:
+            up, rep_u, sizes, counts, gen = self.kernels["roll_up"](
+                data.leaf, data.code_table, data.loss_table, rows, radix, upper, src.rep, src.sizes,
+                src.counts if counts_in else np.zeros((0, 0), dtype=np.int64), counts_in)
+            return NodeClasses(tuple(int(x) for x in u), rep_u, sizes, counts if counts_in else None, gen, up, src)
         rep = src.rep
-        key, radix = np.zeros(len(rep), dtype=np.int64), 1
+        key, radix_ = np.zeros(len(rep), dtype=np.int64), 1
         for j in range(data.d):
             lv = int(u[j])
             card = data.level_radix[j][lv]
             if card > 1:
-                key, radix = _push(key, radix, data.codes_at(j, lv, rep), card)
-        up, nc = renumber(key, radix)  # class of u for each class of src
-        sizes = np.bincount(up, weights=src.sizes, minlength=nc)
-        sizes = np.rint(sizes).astype(np.int64)
+                key, radix_ = _push(key, radix_, data.codes_at(j, lv, rep), card)
+        up, nc = renumber(key, radix_)  # class of u for each class of src
+        sizes = np.rint(np.bincount(up, weights=src.sizes, minlength=nc)).astype(np.int64)
         rep_u = np.empty(nc, dtype=np.int64)
         rep_u[up] = rep  # any member of a class represents it: all share the node's codes
         counts = None
-        if self.with_counts and src.counts is not None:
+        if counts_in:
             n_sa = data.n_sa
             flat = np.bincount((up[:, None] * n_sa + np.arange(n_sa)).ravel(),
                                weights=src.counts.ravel(), minlength=nc * n_sa)
             counts = np.rint(flat).astype(np.int64).reshape(nc, n_sa)
-        self.n_computed += 1
-        return NodeClasses(tuple(int(x) for x in u), up[src.combo_class], rep_u, sizes, counts)
+        gen = np.zeros(nc)
+        for j, lv in enumerate(u.tolist()):
+            gen += data.level_loss[j][lv][data.codes_at(j, lv, rep_u)]
+        return NodeClasses(tuple(int(x) for x in u), rep_u, sizes, counts, gen, up, src)
 
     def _store(self, node: NodeClasses) -> None:
-        if len(self._nodes) >= self.capacity:  # evict the oldest
-            self._nodes.pop(0)
-            self._levels = self._levels[1:]
-            self._ncls = self._ncls[1:]
-        self._nodes.append(node)
-        self._levels = np.vstack([self._levels, np.asarray(node.levels, dtype=np.int64)[None, :]])
-        self._ncls = np.append(self._ncls, node.n_classes)
+        if len(self._nodes) < self.capacity:
+            slot = len(self._nodes)
+            self._nodes.append(node)
+        else:  # evict the oldest
+            slot = self._next
+            self._nodes[slot] = node
+            self._next = (slot + 1) % self.capacity
+        self._levels[slot] = node.levels
+        self._ncls[slot] = node.n_classes
 
     def class_loss(self, node: NodeClasses) -> np.ndarray:
         """Per class, Σ over QIs of the generalized value's ``(coverage - 1)/(leaves - 1)``."""
-        data = self.data
-        total = np.zeros(node.n_classes)
-        for j, lv in enumerate(node.levels):
-            total += data.level_loss[j][lv][data.codes_at(j, lv, node.rep)]
-        return total
+        return node.gen
+
+
+def _members(model: PrivacyModel) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The compiled check's members of ``model`` (kinds, integer and float parameters), or
+    ``None`` when a member has no compiled check."""
+    kinds, ip, fp = [], [], []
+    for m in (model.models if isinstance(model, AllOf) else (model,)):
+        t = type(m)
+        if t is KAnonymity:
+            kinds.append(lk.K), ip.append((int(m.k), 0, 0)), fp.append(0.0)
+        elif t is DistinctLDiversity:
+            kinds.append(lk.DISTINCT), ip.append((int(m.l), 0, 0)), fp.append(0.0)
+        elif t is EntropyLDiversity:
+            from ..models._checks import TOL
+
+            kinds.append(lk.ENTROPY), ip.append((0, 0, 0)), fp.append(float(np.log(m.l) - TOL))
+        elif t is RecursiveCLDiversity:
+            r = m._ratio
+            kinds.append(lk.RECURSIVE_EXACT if r.exact else lk.RECURSIVE_FLOAT)
+            ip.append((int(m.l), int(r.num), int(r.den)))
+            fp.append(float(r.value))
+        else:
+            return None
+    return (np.array(kinds, dtype=np.int64), np.array(ip, dtype=np.int64).reshape(-1, 3),
+            np.array(fp, dtype=np.float64).reshape(-1, 1))
+
+
+class ModelCheck:
+    """The model (and optionally a necessary condition with ``k``, ``l`` only) on a node's
+    classes: ``holds(cls) -> (ok, cond_ok or None)``."""
+
+    def __init__(self, model: PrivacyModel, data: LatticeData, engine: ClassEngine, cond=None) -> None:
+        self.model, self.domain = model, data.domain
+        self.cond = cond
+        self.members = _members(model) if engine.kernels is not None and engine.with_counts else None
+        if self.members is not None and cond is not None and cond.masses:
+            self.members = None  # a mass condition (t-closeness) is read in numpy anyway
+        self.kernels = engine.kernels
+        self.size_only = not engine.with_counts
+        self.xlogx = _xlogx_table(data.n) if self.members is not None and (self.members[0] == lk.ENTROPY).any() \
+            else np.zeros(1)
+
+    def holds(self, cls: NodeClasses, with_cond: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+        if self.size_only:  # k-anonymity without SA counts
+            ok = cls.sizes >= self.model.k
+            return ok, (cls.sizes >= self.cond.k) if with_cond else None
+        if self.members is not None:
+            ck, cl = (self.cond.k, self.cond.l) if self.cond is not None else (1, 1)
+            ok, amb, cond = self.kernels["check_classes"](cls.sizes, cls.counts, *self.members, self.xlogx,
+                                                          int(ck), int(cl))
+            if amb.any():
+                ok[amb] = np.asarray(self.model.holds(cls.counts[amb], self.domain), dtype=bool)
+            return ok, (cond if with_cond else None)
+        ok = np.asarray(self.model.holds(cls.counts, self.domain), dtype=bool)
+        return ok, (self.cond.holds(cls.sizes, cls.counts) if with_cond else None)

@@ -78,8 +78,9 @@ class MaskBounds:
     """Fates of the combinations at checked nodes (``kept`` under the absorbing predicate,
     packed bits) and the bounds they give on the rows a node suppresses."""
 
-    def __init__(self, weights: np.ndarray, budget: int, d: int) -> None:
+    def __init__(self, weights: np.ndarray, budget: int, d: int, unkept=None) -> None:
         self.w = np.asarray(weights, dtype=np.int64)
+        self.kernel = unkept  # compiled :meth:`_unkept` (``lattice_kernels.unkept_rows``), if any
         self.m = len(self.w)
         self.n = int(self.w.sum())
         self.budget = budget
@@ -97,6 +98,8 @@ class MaskBounds:
 
     def _unkept(self, packed: np.ndarray) -> int:
         """Rows of the combinations whose bit is 0 (only the bytes holding one are unpacked)."""
+        if self.kernel is not None:
+            return int(self.kernel(packed, self.w))
         bytes_ = np.flatnonzero(packed != 0xFF)
         if bytes_.size == 0:
             return 0
@@ -133,14 +136,15 @@ class FlashSearch:
 
     ``check(i)`` evaluates node ``i`` (True: satisfied); ``bounds`` (optional) decides nodes
     without checking; ``state`` (int8, one per node) may arrive partly decided and is
-    completed in place; ``on_tag(i, sat)`` is told of every decision (checked or bounded).
+    completed in place; ``on_sat(i)`` is told of every node decided satisfied (checked or
+    bounded; its up-set is tagged with it).
     """
 
     def __init__(self, grid: Grid, check: Callable[[int], bool], bounds: MaskBounds | None = None,
                  bias: bool = True, prune: Callable[[int], bool] | None = None,
-                 order: np.ndarray | None = None) -> None:
+                 order: np.ndarray | None = None, on_sat: Callable[[int], None] | None = None) -> None:
         self.grid, self.check, self.bounds, self.bias = grid, check, bounds, bias
-        self.prune = prune
+        self.prune, self.on_sat = prune, on_sat
         self.order = grid.by_height if order is None else order
         self.frontier_heights: list[int] = []
 
@@ -162,6 +166,8 @@ class FlashSearch:
         view = state.reshape(self.grid.shape)
         if r == SAT:
             view[self.grid.up(i)] = SAT
+            if self.on_sat is not None:
+                self.on_sat(i)
         else:
             view[self.grid.down(i)] = FAIL
         return r

@@ -42,11 +42,12 @@ def _published_class_key(release: Any) -> tuple[np.ndarray, list[tuple[str, ...]
     return cls, labels
 
 
-def people_classes(release: Any, original: Any) -> np.ndarray:
+def people_classes(release: Any, original: Any) -> np.ndarray | None:
     """The published QI class (``Release.qi_classes`` numbering) of every person of
     ``original``: the publisher's record when the release holds it, else the QI grouping
     re-run on ``original`` (it depends on the QIs alone) and matched to the file by labels —
-    a :class:`DataError` when the file is not what the re-run publishes."""
+    a :class:`DataError` when the file is not what the re-run publishes. ``None`` after a skew
+    step, whose grouping ran on the kept people only (:func:`candidate_classes` then).""" 
     cls, labels = _published_class_key(release)
     n = original.n_rows
     src = release.source_rows
@@ -76,9 +77,25 @@ def people_classes(release: Any, original: Any) -> np.ndarray:
     out = g2c[group]
     if (out < 0).any() or not np.array_equal(np.bincount(out, minlength=len(labels)),
                                              np.bincount(cls, minlength=len(labels))):
+        if release.meta.get("skew") or release.n_suppressed:
+            return None  # the grouping ran on the kept people only: placed by labels instead
         raise DataError("the release's QI-table is not what its algorithm publishes for this original table "
                         "(another table, other QIs or hierarchies)")
     return out
+
+
+def candidate_classes(release: Any, original: Any) -> np.ndarray:
+    """``(n_people, n_qi_classes)`` bool: the published QI classes whose labels cover each
+    person's QI values (what the file alone says of where a person may sit)."""
+    from ..release.labels import label_masks
+
+    cls, labels = _published_class_key(release)
+    ok = np.ones((original.n_rows, len(labels)), dtype=bool)
+    for j, c in enumerate(release.qi):
+        uniq, inv = np.unique(np.asarray([lab[j] for lab in labels], dtype=object), return_inverse=True)
+        masks = label_masks(original, c, uniq)  # (n_labels, n_codes)
+        ok &= masks[inv.ravel()][:, original.columns[c].codes].T
+    return ok
 
 
 def class_posteriors(release: Any, masks: np.ndarray) -> np.ndarray:
@@ -99,13 +116,23 @@ def decoupled_attack(release: Any, original: Any, names: list[str], masks: np.nd
     """Per-person posteriors of the adversary who knows Generalized Anatomy (module docstring)."""
     people = people_classes(release, original)
     post_cls = class_posteriors(release, masks)
-    post = np.full((people.size, len(names)), np.nan)
-    pub = people >= 0
-    post[pub] = post_cls[people[pub]]
+    bound = people is None
+    if bound:  # placed by labels: a person's figure is the largest over the classes they may sit in
+        cand = candidate_classes(release, original)
+        post = np.full((original.n_rows, len(names)), np.nan)
+        people = np.where(cand.any(axis=1), np.argmax(cand, axis=1), -1)
+        for i in np.flatnonzero(cand.any(axis=1)):
+            post[i] = post_cls[cand[i]].max(axis=0)
+    else:
+        post = np.full((people.size, len(names)), np.nan)
+        pub = people >= 0
+        post[pub] = post_cls[people[pub]]
     return AttackResult(adversary=adversary, posterior=post, targets=list(names), group=people, l=l,
                         stderr=np.zeros_like(post), sensitive=sensitive, unresolved=np.zeros(people.size, dtype=bool),
                         notes={"knowledge": "every QI, the algorithm (QI classes by the QIs alone, SA groups by the "
                                             "SA alone) and the published files",
-                               "method": "exact: a person's posterior is the average over their QI class's rows of "
-                                         "their group's frequency (docs/certificate.md)",
+                               "method": ("an upper bound: people placed by their labels, each given the largest "
+                                          "figure of the QI classes they may sit in" if bound else
+                                          "exact: a person's posterior is the average over their QI class's rows of "
+                                          "their group's frequency (docs/certificate.md)"),
                                "qi_classes": int(post_cls.shape[0])})

@@ -563,13 +563,18 @@ class ReidentificationAdversary(Adversary):
             return AttackResult(adversary=self.name, posterior=risk, targets=["re-identification"], group=cls,
                                 notes=notes)
         if release.kind == "bucketized" and release.qi_generalized:  # a person's risk is their QI class's
-            from .decoupled import people_classes
+            from .decoupled import candidate_classes, people_classes
 
             people = people_classes(release, original)
             qcls, n_q = release.qi_classes()
             cls_risk = np.zeros(n_q)
             cls_risk[qcls] = risk
-            post = np.where(people >= 0, cls_risk[np.maximum(people, 0)], np.nan)
+            if people is None:  # after a skew step: the largest risk of the classes a person may sit in
+                cand = candidate_classes(release, original)
+                post = np.where(cand.any(axis=1), np.where(cand, cls_risk[None, :], 0.0).max(axis=1), np.nan)
+                people = np.where(cand.any(axis=1), np.argmax(cand, axis=1), -1)
+            else:
+                post = np.where(people >= 0, cls_risk[np.maximum(people, 0)], np.nan)
             return AttackResult(adversary=self.name, posterior=post, targets=["re-identification"], group=people,
                                 unresolved=np.zeros(original.n_rows, dtype=bool), notes=notes)
         al = alignment(release, original)

@@ -1,25 +1,20 @@
-"""The population behind a sample, for the journalist and marketer risks (:mod:`.reidentification`,
-``docs/identity.md``): ``F_j``, the number of people of the population who match record ``j``'s
-published QIs, counted from a population table or bounded through a fitted model.
+"""The population behind a sample (:mod:`.reidentification`, ``docs/identity.md``): ``F_j``,
+the number of people who match record ``j``'s published QIs, counted from a population table
+or bounded through fitted models.
 
-**Given as a table** (as ARX accepts it: the population's QI values, one row per person or
-with a count column) ``F_j`` is counted exactly — :func:`population_sizes`. Exact QIs (a raw
-table, a bucketized release) match the equal tuple; a generalized release's labels (``[20-29]``,
-hierarchy nodes, ``*``) match every person whose values fall under them
-(:func:`openbook.release.labels.label_masks` on the original table's encoding, or on the
-population's own when no original is given).
+**A table** (as ARX takes it: QI values, one row per person or a count column) gives ``F_j``
+exactly (:func:`population_sizes`): exact QIs match the equal tuple; a generalized release's
+labels (``[20-29]``, hierarchy nodes, ``*``) every person whose values fall under them
+(:func:`openbook.release.labels.label_masks` on the original's encoding, or the population's).
 
-**Modelled** — the Pitman sampling formula (J. Pitman, "Exchangeable and partially
-exchangeable random partitions", Probab. Theory Relat. Fields 102, 1995; fitted to microdata
-by F. Hoshino, J. Official Statistics 17(4), 2001) is an exchangeable model of the whole
-population's partition into classes, and a simple random sample of it is again Pitman. Given
-the sample, the ``M = N − n`` people not sampled join a sample class of size ``f`` by a Pólya
-urn (the Chinese restaurant process with discount ``α`` and concentration ``θ``): the class
-weighs ``f − α``, everything else ``θ + n − f + α``, so ``F − f ~ BetaBinomial(M, f − α,
-θ + n − f + α)`` exactly. :func:`pitman_fit` is the maximum-likelihood fit (Newton's method on
-the profile score, each ``θ`` by Newton's method too); :func:`pitman_region` the largest ``α``
-of the 99 % likelihood region (``2 ΔlogL ≤ χ²₂(0.99) = −2 log 0.01``); :func:`posterior`
-the law of ``F`` given ``f``; :func:`model_bounds` the journalist and marketer bounds.
+**Models.** The Pitman sampling formula (J. Pitman, Probab. Theory Relat. Fields 102, 1995;
+for microdata F. Hoshino, J. Official Statistics 17(4), 2001) describes the whole population's
+partition, and a simple random sample of it is again Pitman: the ``M = N − n`` people not
+sampled join a sample class of size ``f`` by a Pólya urn (class weight ``f − α``, the rest
+``θ + n − f + α``), so ``F − f ~ BetaBinomial(M, f − α, θ + n − f + α)`` exactly
+(:func:`posterior`). :func:`pitman_fit` is the maximum-likelihood fit, :func:`pitman_region`
+the largest ``α`` of the 99 % likelihood region (``2 ΔlogL ≤ χ²₂(0.99) = −2 log 0.01``),
+:func:`snb_posterior` the same law under the SNB model, :func:`model_bounds` the bounds.
 """
 
 from __future__ import annotations
@@ -67,33 +62,8 @@ def lgamma_ratio(x: Any, h: Any) -> Any:
     return out if out.ndim else float(out)
 
 
-def psi_diff(x: float, m: Any) -> Any:
-    """``ψ(x+m) − ψ(x) = Σ_{i<m} 1/(x+i)`` for ``x > 0`` and integers ``m ≥ 0`` (scalar or
-    array): the first terms summed until ``x + i ≥ 16``, then the asymptotic series of the
-    difference."""
-    return _series(x, m, 1)
-
-
-def trigamma_diff(x: float, m: Any) -> Any:
-    """``ψ₁(x) − ψ₁(x+m) = Σ_{i<m} 1/(x+i)²`` (as :func:`psi_diff`)."""
-    return _series(x, m, 2)
-
-
-def _series(x: float, m: Any, power: int) -> Any:
-    m = np.asarray(m, dtype=np.float64)
-    shift = max(0, math.ceil(16.0 - x))
-    head = np.concatenate([[0.0], np.cumsum((x + np.arange(shift)) ** -float(power))])
-    small = m <= shift
-    out = head[np.where(small, m, shift).astype(np.int64)]
-    if not small.all():
-        tail = _series_tail(x + shift, np.where(small, 0.0, m - shift))[power - 1]
-        out = out + np.where(small, 0.0, tail)
-    return out if out.ndim else float(out)
-
-
 def _series_tail(x: float, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``Σ_{i<m} 1/(x+i)`` and ``Σ_{i<m} 1/(x+i)²`` for ``x ≥ 16`` by the asymptotic series of
-    ``ψ`` and ``ψ₁`` (DLMF 5.11.2), each difference formed without cancellation."""
+    """:func:`psi_diffs` of ``x ≥ 16`` and an array of ``m``, by the asymptotic series alone."""
     lr = np.log1p(m / x)
     r = m / (x * (x + m))
     d1 = lr + 0.5 * r
@@ -118,9 +88,10 @@ def _lgamma_ratio1(x: float, h: float) -> float:
     return out
 
 
-def _psi_pair(x: float, m: float) -> tuple[float, float]:
-    """:func:`psi_diff` and :func:`trigamma_diff` of one ``m`` in plain floats (the Newton
-    iterations' hot path)."""
+def psi_diffs(x: float, m: float) -> tuple[float, float]:
+    """``ψ(x+m) − ψ(x) = Σ_{i<m} 1/(x+i)`` and ``ψ₁(x) − ψ₁(x+m) = Σ_{i<m} 1/(x+i)²`` for
+    ``x > 0`` and whole ``m ≥ 0``: the terms summed until ``x + i ≥ 16``, then the asymptotic
+    series of the differences (DLMF 5.11.2), each formed without cancellation."""
     d1 = d2 = 0.0
     while x < 16.0 and m > 0:
         d1 += 1.0 / x
@@ -154,18 +125,17 @@ class PitmanFit:
 
 
 class _Pitman:
-    """The sampling formula's log-likelihood ``L(θ, α)`` (module docstring of
-    :mod:`.reidentification`) of a sample's ``c_j``, its scores and Hessian:
-
-    ``∂L/∂θ = A₁ − B₁``, ``∂L/∂α = ((K−1) − θA₁)/α − C₁``, with ``A₁ = Σ_{i<K} 1/(θ+iα)``,
+    """The sampling formula's log-likelihood ``L(θ, α) = Σ_{i<K} log(θ+iα) − Σ_{i<n} log(θ+i)
+    + Σ_j c_j Σ_{i<j} log(i−α)`` of a sample's ``c_j``, its scores and Hessian:
+    ``∂L/∂θ = A₁ − B₁``, ``∂L/∂α = Σ_{i<K} i/(θ+iα) − C₁``, with ``A₁ = Σ_{i<K} 1/(θ+iα)``,
     ``B₁ = Σ_{i<n} 1/(θ+i)``, ``C₁ = Σ_j c_j Σ_{i<j} 1/(i−α)`` (``A₂, B₂, C₂`` the sums of
-    squares), all by :func:`psi_diff` / :func:`trigamma_diff`."""
+    squares), all by :func:`psi_diffs`."""
 
     def __init__(self, sizes: np.ndarray, counts: np.ndarray, n: int) -> None:
         self.j = np.asarray(sizes, dtype=np.float64)
         self.c = np.asarray(counts, dtype=np.float64)
         self.n, self.K = int(n), int(round(float(self.c.sum())))
-        #: i = 1..K−1 for Σ i/(θ/α + i), summed directly (``(K−1) − (θ/α)·Σ 1/(θ/α+i)`` cancels when θ/α ≫ K)
+        # i = 1..K−1: Σ i/(θ/α + i) summed directly ((K−1) − (θ/α) Σ 1/(θ/α+i) cancels for θ/α ≫ K)
         self.i_k = np.arange(1.0, self.K) if self.K <= 1 << 16 else None
         m = self.j - 1.0
         small = m <= 16  # C₁, C₂ at x = 1 − α < 1: the first 16 terms by table, the rest by series
@@ -192,8 +162,8 @@ class _Pitman:
 
     def parts(self, u: float, alpha: float) -> tuple[float, float, float, float]:
         """``A₁, A₂, B₁, B₂`` at ``θ = u − α`` (``u = θ + α > 0`` kept apart: ``θ/α + 1 = u/α``)."""
-        a1, a2 = _psi_pair(u / alpha, self.K - 1)
-        b1, b2 = _psi_pair(u + 1.0 - alpha, self.n - 1)
+        a1, a2 = psi_diffs(u / alpha, self.K - 1)
+        b1, b2 = psi_diffs(u + 1.0 - alpha, self.n - 1)
         return a1 / alpha, a2 / alpha ** 2, b1, b2
 
     def loglik(self, u: float, alpha: float) -> float:
@@ -221,7 +191,7 @@ class _Pitman:
                 return u
             slope = (b2 - a2) * u
             new = s + max(-4.0, min(4.0, -h / slope)) if slope < 0 else math.nan
-            if abs(new - s) <= 1e-9 * max(1.0, abs(s)):  # quadratic convergence: the step lands within ulps
+            if abs(new - s) <= 1e-9 * max(1.0, abs(s)):  # quadratic convergence: lands within ulps
                 return math.exp(new)
             if not lo < new < hi:
                 new = hi - 4.0 if math.isinf(lo) else lo + 4.0 if math.isinf(hi) else 0.5 * (lo + hi)
@@ -309,7 +279,7 @@ def pitman_region(sizes: np.ndarray, counts: np.ndarray, n: int, fit: PitmanFit,
         new = a + gap / (2.0 * g) if g < 0 else math.nan
         if not lo < new < hi:
             new = 0.5 * (lo + hi) if hi < top else min(top, a + 2.0 * (a - fit.alpha) + 1e-6)
-        if abs(new - a) <= 1e-7:
+        if abs(new - a) <= 1e-5:  # the step lands within 1e-10 (quadratic convergence)
             a = new
             break
         u = max(u + du * (new - a), 0.5 * u)
@@ -323,14 +293,12 @@ def pitman_region(sizes: np.ndarray, counts: np.ndarray, n: int, fit: PitmanFit,
 # ---------------------------------------------------------------------------------------
 def posterior(theta: Any, alpha: Any, sizes: np.ndarray, n: int, N: float,
               terms: int = TERMS) -> tuple[np.ndarray, np.ndarray]:
-    """Under the Pitman model, for each sample class size ``f`` in ``sizes`` (``theta`` and
-    ``alpha`` scalars, or one per size): ``P(F = f + x | f)`` for ``x < terms``
-    (``F − f ~ BetaBinomial(M, a, b)``, ``a = f − α``, ``b = θ + n − f + α``, ``M = N − n``;
-    ``P(x = 0) = B(a, b+M)/B(a, b)``, then the ratio of consecutive terms) and an upper bound
-    of ``E[1/F | f]`` — exact for ``f = 1``: ``(θ+n−1)/(α(M+1)) · (Γ(M+b+1)Γ(b−α)/(Γ(M+b+1−α)Γ(b))
-    − 1)`` (from ``C(M,x)/(x+1) = C(M+1,x+1)/(M+1)``); for ``f ≥ 2``, ``E[1/(X+a−1)] =
-    (θ+n−1)/((f−α−1)(θ+N−1))`` less ``(1+α) E[1/((f+X)(X+a−1))]`` summed over the first
-    ``terms`` values (the rest, of order ``1/terms²``, left in: an upper bound)."""
+    """Pitman model, per sample class size ``f`` (``theta``, ``alpha`` scalars or one per size):
+    ``P(F = f + x | f)``, ``x < terms`` (``X ~ BetaBinomial(M, a, b)``, ``a = f − α``,
+    ``b = θ + n − f + α``: ``P(0) = B(a, b+M)/B(a, b)``, then term ratios) and an upper bound of
+    ``E[1/F | f]``: exact for ``f = 1``, ``(θ+n−1)/(α(M+1)) · (Γ(M+b+1)Γ(b−α)/(Γ(M+b+1−α)Γ(b)) − 1)``
+    (by ``C(M,x)/(x+1) = C(M+1,x+1)/(M+1)``); for ``f ≥ 2`` ``E[1/(X+a−1)] = (θ+n−1)/((f−α−1)
+    (θ+N−1))`` less ``(1+α) E[1/((f+X)(X+a−1))]`` over the first ``terms`` values."""
     f = np.asarray(sizes, dtype=np.float64)
     th = np.broadcast_to(np.asarray(theta, dtype=np.float64), f.shape)
     al = np.broadcast_to(np.asarray(alpha, dtype=np.float64), f.shape)
@@ -343,7 +311,7 @@ def posterior(theta: Any, alpha: Any, sizes: np.ndarray, n: int, N: float,
     a, b = f - al, th + n - f + al
     one = f == 1
     b1 = b[one] - al[one]  # θ + n − 1
-    # log P(x=0) = log Γ(a+b)/Γ(b) − log Γ(a+b+M)/Γ(b+M); for f = 1, log Γ(M+b+1)/Γ(M+b+1−α) − log Γ(b)/Γ(b−α)
+    # log P(0) = log Γ(a+b)/Γ(b) − log Γ(a+b+M)/Γ(b+M); f = 1: log Γ(M+b+1)/Γ(M+b+1−α) − log Γ(b)/Γ(b−α)
     lg = lgamma_ratio(np.concatenate([b, b + M, M + 1.0 + b1, b1]), np.concatenate([a, a, al[one], al[one]]))
     k, j = f.size, int(one.sum())
     lp0 = lg[:k] - lg[k:2 * k]
@@ -363,7 +331,8 @@ def posterior(theta: Any, alpha: Any, sizes: np.ndarray, n: int, N: float,
     return pmf, np.minimum(e1, 1.0 / f)
 
 
-def snb_posterior(a: float, b: float, pi: float, sizes: np.ndarray, terms: int = TERMS) -> tuple[np.ndarray, np.ndarray]:
+def snb_posterior(a: float, b: float, pi: float, sizes: np.ndarray,
+                  terms: int = TERMS) -> tuple[np.ndarray, np.ndarray]:
     """Under the SNB model (population class sizes ``1 + NegBin(a, b)``, Bernoulli(π)
     sampling; Chen & Keller-McNulty 1998), for each sample class size ``f``: ``P(F = f + u | f)
     ∝ (c)_u dᵘ/u! · (f + u)`` with ``c = a + f − 1``, ``d = (1−b)(1−π)`` (normaliser
@@ -380,94 +349,6 @@ def snb_posterior(a: float, b: float, pi: float, sizes: np.ndarray, terms: int =
     uu = np.arange(terms, dtype=np.float64)[None, :]
     lz = c * math.log1p(-d) - np.log(f + mean_u)
     return np.exp(lt + np.log(f[:, None] + uu) + lz[:, None]), 1.0 / (f + mean_u)
-
-
-def bf_posterior(pi: float, sizes: np.ndarray, terms: int = TERMS) -> tuple[np.ndarray, np.ndarray]:
-    """The individual-risk model of μ-ARGUS and sdcMicro (S. Benedetti, L. Franconi, "Statistical
-    and technological solutions for controlled data dissemination", NTTS 1998; Franconi &
-    Polettini 2004), which assumes nothing of the class-size distribution: ``F − f | f ~
-    NegBin(f, π)``, ``P(F = f + x | f) = C(f+x−1, x) π^f (1−π)^x`` for ``x < terms``, and an upper
-    bound of ``E[1/F | f]``: ``−π log π/(1−π)`` for ``f = 1``; for ``f ≥ 2``, ``E[1/(X+f−1)] =
-    π/(f−1)`` less ``E[1/((X+f−1)(X+f))]`` over the first ``terms`` values."""
-    f = np.asarray(sizes, dtype=np.float64)
-    x = np.arange(terms - 1, dtype=np.float64)[None, :]
-    lp = np.concatenate([np.zeros((f.size, 1)), np.cumsum(np.log((f[:, None] + x) / (x + 1.0) * (1.0 - pi)), axis=1)],
-                        axis=1) + (f * math.log(pi))[:, None]
-    pmf = np.exp(lp)
-    e1 = np.empty(f.size)
-    one = f == 1
-    e1[one] = -pi * math.log(pi) / (1.0 - pi)
-    if (~one).any():
-        fm = f[~one][:, None]
-        xs = np.arange(terms, dtype=np.float64)[None, :]
-        e1[~one] = pi / (f[~one] - 1.0) - (pmf[~one] / ((xs + fm - 1.0) * (xs + fm))).sum(axis=1)
-    return pmf, np.minimum(e1, 1.0 / f)
-
-
-def threshold_size(threshold: float) -> int:
-    """The largest ``m`` with ``1/m > threshold`` (0 if none): a record is at risk when its
-    class has at most that many people."""
-    m = max(int(math.floor(1.0 / threshold)), 1)
-    while m > 1 and not 1.0 / m > threshold:
-        m -= 1
-    while 1.0 / (m + 1) > threshold:
-        m += 1
-    return m if 1.0 / m > threshold else 0
-
-
-def posterior_figures(pmf: np.ndarray, e1: np.ndarray, sizes: np.ndarray, counts: np.ndarray, n: int,
-                      at_risk_size: int, delta: float = HIGHEST_DELTA) -> dict[str, Any]:
-    """From the posterior of every class size: the expected share of records at risk
-    (``F ≤ at_risk_size``) and the expected success rate ``(1/n) Σ f E[1/F]``, each with its
-    standard deviation (classes independent; ``Var(1/F) ≤ E[1/F]/f − E[1/F]²``), and per size
-    ``U_f = 1/m_f``, ``m_f`` the largest ``m`` with ``P(some class of size f has F < m) ≤ δ``."""
-    f = np.asarray(sizes, dtype=np.float64)
-    c = np.asarray(counts, dtype=np.float64)
-    cdf = np.minimum(np.cumsum(pmf, axis=1), 1.0)
-    width = pmf.shape[1]
-    idx = (at_risk_size - f).astype(np.int64)
-    p = np.where(idx >= 0, cdf[np.arange(f.size), np.clip(idx, 0, width - 1)], 0.0)
-    less = np.concatenate([np.zeros((f.size, 1)), cdf], axis=1)  # P(F < f + i)
-    with np.errstate(divide="ignore"):
-        reach = -np.expm1(c[:, None] * np.log1p(-np.minimum(less, 1.0)))
-    over = reach > delta
-    m = f + np.where(over.any(axis=1), over.argmax(axis=1) - 1, width)
-    var_r = np.maximum(e1 / f - e1 * e1, 0.0)
-    return {"records_at_risk": float((c * f * p).sum() / n), "records_at_risk_sd": math.sqrt(float(
-        (c * f * f * p * (1 - p)).sum())) / n, "success_rate": float((c * f * e1).sum() / n),
-        "success_rate_sd": math.sqrt(float((c * f * f * var_r).sum())) / n, "highest_by_size": 1.0 / m}
-
-
-def model_bounds(sizes: np.ndarray, counts: np.ndarray, n: int, N: float, threshold: float,
-                 fit: PitmanFit | None, snb: tuple[float, float] | None = None) -> dict[str, Any] | None:
-    """The journalist and marketer bounds without a population table (``docs/identity.md``):
-    the posterior of ``F`` given ``f`` under the Pitman model at its maximum-likelihood fit
-    and at the largest ``α`` of its 99 % likelihood region, and under the SNB model when it
-    converged (``snb = (a, b)``); each figure the largest of them plus :data:`MARGIN_Z`
-    standard deviations; the highest risk of a class size ``f`` the largest ``U_f``
-    (:func:`posterior_figures`). ``None`` without a Pitman fit."""
-    if fit is None:
-        return None
-    k = threshold_size(threshold)
-    tu, au = pitman_region(sizes, counts, n, fit)
-    terms = max(TERMS, k + 1)
-    m = len(sizes)
-    pmf, e1 = posterior(np.repeat([fit.theta, tu], m), np.repeat([fit.alpha, au], m), np.tile(sizes, 2), n, N, terms)
-    figs = {name: posterior_figures(pmf[i * m:(i + 1) * m], e1[i * m:(i + 1) * m], sizes, counts, n, k)
-            for i, name in enumerate(("pitman", "pitman_region"))}
-    if snb is not None:
-        figs["snb"] = posterior_figures(*snb_posterior(snb[0], snb[1], n / N, sizes, terms), sizes, counts, n, k)
-    figs["individual_risk"] = posterior_figures(*bf_posterior(n / N, sizes, terms), sizes, counts, n, k)
-    out: dict[str, Any] = {}
-    for key in ("records_at_risk", "success_rate"):
-        vals = {name: fg[key] + MARGIN_Z * fg[key + "_sd"] for name, fg in figs.items()}
-        out[key] = max(vals.values())
-        out[key + "_model"] = max(vals, key=lambda name: vals[name])
-    out["highest_by_size"] = np.maximum.reduce([fg["highest_by_size"] for fg in figs.values()])
-    out["expected"] = {name: {key: fg[key] for key in ("records_at_risk", "success_rate")} for name, fg in figs.items()}
-    out["fit"] = {"theta": fit.theta, "alpha": fit.alpha, "region_theta": tu, "region_alpha": au,
-                  "interior": fit.interior}
-    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -497,8 +378,8 @@ class Population:
         w = pd.to_numeric(self.frame[self.count], errors="coerce").to_numpy(np.float64)
         bad = ~np.isfinite(w) | (w < 0) | (w != np.round(w))
         if bad.any():
-            raise DataError(f"the population's {self.count!r} column holds {self.frame[self.count].iloc[int(np.argmax(bad))]!r}: "
-                            "counts are whole numbers of people")
+            value = self.frame[self.count].iloc[int(np.argmax(bad))]
+            raise DataError(f"the population's {self.count!r} column holds {value!r}: counts are whole numbers")
         return w
 
 
@@ -511,12 +392,9 @@ def read_population(path: Any, hierarchies: Any = ()) -> Population:
     from ..errors import ParameterError
 
     frame = read_table(path)
-    hier = {}
-    for item in hierarchies or ():
-        col, sep, spec = str(item).partition("=")
-        if not sep:
-            raise ParameterError(f"--hierarchy {item!r}: use COLUMN=PATH", parameter="hierarchy", value=item)
-        hier[col.strip()] = spec.strip()
+    if any("=" not in str(item) for item in hierarchies or ()):
+        raise ParameterError("--hierarchy: use COLUMN=PATH", parameter="hierarchy")
+    hier = {k.strip(): v.strip() for k, _, v in (str(item).partition("=") for item in hierarchies or ())}
     return Population(frame, "count" if "count" in frame.columns else None, hier or None)
 
 
@@ -635,7 +513,7 @@ def _encode_population(frame: Any, qi: list[str], kinds: dict[str, str], hierarc
     (objects or ``--hierarchy`` specs), automatic ones for the other QIs."""
     from ..data.schema import Schema
     from ..data.table import encode
-    from ..pipeline import load_hierarchy
+    from ..hierarchy.loading import load_hierarchy
 
     sa = "__population__"
     while sa in frame.columns:

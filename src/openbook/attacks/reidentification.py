@@ -1,53 +1,33 @@
-"""Identity disclosure: the probability that a record is re-identified from its QIs.
+"""Identity disclosure: the probability that a record is re-identified from its QIs
+(``docs/identity.md``). Records sharing their published QI values form an *equivalence
+class*; ``f_j`` is the size of record ``j``'s class in the data, ``F_j`` the number of people of
+the population who match it, ``n`` the records, ``N`` the population, ``π = n/N``.
 
-The other adversaries measure what is learnt about a person's sensitive value; this one
-measures whether the person can be found at all — the risk every data steward's tool leads
-with (ARX, sdcMicro, μ-ARGUS). Records sharing their (published) QI values form an
-*equivalence class*; ``f_j`` is the size of record ``j``'s class in the data, ``F_j`` the
-number of people of the population who match it, ``n`` the number of records, ``N`` the
-population size, ``π = n/N`` the sampling fraction.
-
-* **Prosecutor** (the attacker knows the target is in the data): risk ``1/f_j`` per record
-  (El Emam & Dankar 2008); highest risk ``1/min f``; success rate — the expected fraction
-  re-identified when every record is attacked — ``#classes / n``.
-* **Journalist** (the target is in a known population, the data a sample of it): risk
-  ``1/F_j``; highest risk, share of records above the threshold, success rate
-  ``(1/n) Σ_j f_j/F_j`` over classes.
-* **Marketer** (re-identify as many as possible): that success rate.
+* **Prosecutor** (the target is known to be in the data): risk ``1/f_j`` (El Emam & Dankar,
+  JAMIA 15(5), 2008); highest ``1/min f``; success rate ``#classes / n``.
+* **Journalist** (the target is in a known population): risk ``1/F_j``; highest risk, share of
+  records above the threshold, success rate ``(1/n) Σ_classes f/F``. **Marketer**: that rate.
 
 With a **population table** (``population=``, as ARX takes it) every ``F_j`` is counted
-exactly (:mod:`.population`). Without one, ``F_j`` is unknown and the figures are **upper
-bounds**, never expectations: under the Pitman model fitted to the sample, ``F_j − f_j``
-given ``f_j`` is beta-binomial (:func:`.population.posterior`); the share at risk and the
-success rate are the posterior expectations at the maximum-likelihood fit and at the largest
-``α`` of the 99 % likelihood region, whichever is larger, plus three standard deviations; the
-highest risk of records of sample class size ``f`` is the largest ``1/m`` that some class of
-that size reaches with probability 1 % or more — 1 as soon as the model leaves room for a
-population unique among the sample uniques. Never above the prosecutor figures (``F ≥ f``).
-Margins against the truth on subsamples of Adult: ``docs/identity.md``.
+exactly (:mod:`.population`). Without one the figures are **upper bounds**, never expectations:
+:func:`model_bounds` — the largest of the posterior figures of ``F_j`` given ``f_j`` under the
+Pitman model (at its fit and at the largest ``α`` of its 99 % likelihood region) and the SNB
+model, plus three standard deviations; the highest risk of class size ``f`` the largest ``1/m``
+some such class reaches with probability 1 % or more (1 as soon as the model leaves room for a
+population unique among the sample uniques); never above the prosecutor's (``F ≥ f``). Classes
+cut around the sample (local recoding) have no sampling model: the prosecutor's bound them.
 
-Population uniqueness — the share of the population unique on the QIs — is estimated from the
-sample's *frequencies of frequencies* ``c_i`` (number of classes of size ``i``, ``K = Σ c_i``):
-
-* **Zayatz (1991)**: the share of sample uniques that are population uniques is
-  ``(c_1/K)·h(1) / Σ_i (c_i/K)·h(i)`` with ``h(i)`` the hypergeometric probability of drawing
-  exactly one of ``i`` population members in a sample of ``n`` from ``N``; population uniques
-  ``≈ c_1 · share / π``. ``h(i)/h(1) = i Π_{k<i} (1 − (n−1)/(N−k))`` is summed in log space.
-* **Pitman (Hoshino 2001)**: the Pitman sampling formula fitted by maximum likelihood
-  (``θ > -α``, ``0 < α < 1``) with Newton's method on its score equations; population uniques
-  ``Γ(θ+1)/Γ(θ+α) · N^α``.
-* **SNB (Chen & Keller-McNulty 1998)**: population class sizes ``1 + NegBin(α, β)``, the sample
-  a Bernoulli(π) thinning; ``α, β`` from the expected counts of sample classes of sizes 1 and 2
-  (derived in ``docs/identity.md``), the number of population classes ``K̂`` by Haas, Naughton,
-  Seshadri & Stokes's (VLDB 1995) ``D̂_Sh3`` (more accurate than Shlosser's own estimator on
-  Adult, measured in ``docs/identity.md``); population uniques ``K̂ · β^α``.
-* **Dankar, El Emam, Neisa & Roffey (2012)** choose among them: with no sample unique, 0; for
-  ``π ≤ 0.1``, Pitman (Zayatz when Pitman does not converge); otherwise the smaller of Zayatz
-  and SNB (Zayatz when SNB does not converge).
-
-An estimator that does not converge is reported as such (``None`` and a note), never as a
-silent NaN in a headline. Everything is vectorised over records (``np.bincount`` on class
-ids); the estimators and bounds work on the ``c_i`` histogram.
+Population uniqueness from the sample's frequencies of frequencies ``c_i`` (``K = Σ c_i``):
+**Zayatz** (US Census Bureau SRD report 91/08, 1991), ``c_1 · share / π`` with ``share =
+c_1 / Σ_i c_i h(i)/h(1)``, ``h`` hypergeometric, summed exactly in log space; **Pitman**
+(Hoshino, J. Official Statistics 17(4), 2001), maximum likelihood by Newton's method on the
+score equations, population uniques ``Γ(θ+1)/Γ(θ+α) · N^α``; **SNB** (Chen & Keller-McNulty,
+J. Official Statistics 14(1), 1998), population class sizes ``1 + NegBin(α, β)``, ``α, β`` from
+the expected counts of sample classes of sizes 1 and 2, the number of population classes by
+``D̂_Sh3`` (Haas, Naughton, Seshadri & Stokes, VLDB 1995), uniques ``K̂ β^α``; **Dankar, El
+Emam, Neisa & Roffey** (BMC Med. Inform. Decis. Mak. 12:66, 2012) choose: no sample unique → 0;
+``π ≤ 0.1`` → Pitman (else Zayatz); otherwise the smaller of Zayatz and SNB. An estimator that
+does not converge is reported as such (``None`` and a reason), never as a number.
 """
 
 from __future__ import annotations
@@ -206,7 +186,8 @@ def haas_sh3(sizes: np.ndarray, counts: np.ndarray, q: float) -> float:
     d = float(c.sum())
     c1 = float(c[i == 1].sum())
     num1 = float((i * q * q * (1 - q * q) ** (i - 1) * c).sum())
-    den1 = float(((1 - q) ** i * np.expm1(i * math.log1p(q)) * c).sum())
+    # (1−q)^i ((1+q)^i − 1) = (1−q²)^i (1 − (1+q)^−i): no overflow for large i, no cancellation for small q
+    den1 = float((np.exp(i * math.log1p(-q * q)) * -np.expm1(-i * math.log1p(q)) * c).sum())
     num2 = float(((1 - q) ** i * c).sum())
     den2 = float((i * q * (1 - q) ** (i - 1) * c).sum())
     if den1 <= 0 or den2 <= 0:
@@ -300,6 +281,74 @@ def _uniqueness(sizes: np.ndarray, counts: np.ndarray, n: int, N: float,
 # ---------------------------------------------------------------------------------------
 # the figures of a class-size histogram
 # ---------------------------------------------------------------------------------------
+def threshold_size(threshold: float) -> int:
+    """The largest ``m`` with ``1/m > threshold`` (0 if none): a record is at risk when its
+    class has at most that many people."""
+    m = max(int(math.floor(1.0 / threshold)), 1)
+    while m > 1 and not 1.0 / m > threshold:
+        m -= 1
+    while 1.0 / (m + 1) > threshold:
+        m += 1
+    return m if 1.0 / m > threshold else 0
+
+
+def posterior_figures(pmf: np.ndarray, e1: np.ndarray, sizes: np.ndarray, counts: np.ndarray, n: int,
+                      at_risk_size: int, delta: float = popmod.HIGHEST_DELTA) -> dict[str, Any]:
+    """From the posterior of every class size: the expected share of records at risk
+    (``F ≤ at_risk_size``) and the expected success rate ``(1/n) Σ f E[1/F]``, each with its
+    standard deviation (classes independent; ``Var(1/F) ≤ E[1/F]/f − E[1/F]²``), and per size
+    ``U_f = 1/m_f``, ``m_f`` the largest ``m`` with ``P(some class of size f has F < m) ≤ δ``."""
+    f = np.asarray(sizes, dtype=np.float64)
+    c = np.asarray(counts, dtype=np.float64)
+    cdf = np.minimum(np.cumsum(pmf, axis=1), 1.0)
+    width = pmf.shape[1]
+    idx = (at_risk_size - f).astype(np.int64)
+    p = np.where(idx >= 0, cdf[np.arange(f.size), np.clip(idx, 0, width - 1)], 0.0)
+    less = np.concatenate([np.zeros((f.size, 1)), cdf], axis=1)  # P(F < f + i)
+    with np.errstate(divide="ignore"):
+        reach = -np.expm1(c[:, None] * np.log1p(-np.minimum(less, 1.0)))
+    over = reach > delta
+    m = f + np.where(over.any(axis=1), over.argmax(axis=1) - 1, width)
+    var_r = np.maximum(e1 / f - e1 * e1, 0.0)
+    return {"records_at_risk": float((c * f * p).sum() / n), "records_at_risk_sd": math.sqrt(float(
+        (c * f * f * p * (1 - p)).sum())) / n, "success_rate": float((c * f * e1).sum() / n),
+        "success_rate_sd": math.sqrt(float((c * f * f * var_r).sum())) / n, "highest_by_size": 1.0 / m}
+
+
+def model_bounds(sizes: np.ndarray, counts: np.ndarray, n: int, N: float, threshold: float,
+                 fit: popmod.PitmanFit | None, snb: tuple[float, float] | None = None) -> dict[str, Any] | None:
+    """The journalist and marketer bounds without a population table (``docs/identity.md``):
+    the posterior of ``F`` given ``f`` under the Pitman model at its maximum-likelihood fit
+    and at the largest ``α`` of its 99 % likelihood region, and under the SNB model when it
+    converged (``snb = (a, b)``); each figure the largest of them plus
+    :data:`.population.MARGIN_Z` standard deviations; the highest risk of a class size ``f``
+    the largest ``U_f`` (:func:`posterior_figures`). ``None`` without a Pitman fit."""
+    if fit is None:
+        return None
+    k = threshold_size(threshold)
+    tu, au = popmod.pitman_region(sizes, counts, n, fit)
+    terms = max(popmod.TERMS, k + 1)
+    m = len(sizes)
+    pmf, e1 = popmod.posterior(np.repeat([fit.theta, tu], m), np.repeat([fit.alpha, au], m), np.tile(sizes, 2),
+                               n, N, terms)
+    figs = {name: posterior_figures(pmf[i * m:(i + 1) * m], e1[i * m:(i + 1) * m], sizes, counts, n, k)
+            for i, name in enumerate(("pitman", "pitman_region"))}
+    if snb is not None:
+        pmf, e1 = popmod.snb_posterior(snb[0], snb[1], n / N, sizes, terms)
+        figs["snb"] = posterior_figures(pmf, e1, sizes, counts, n, k)
+    out: dict[str, Any] = {}
+    for key in ("records_at_risk", "success_rate"):
+        vals = {name: fg[key] + popmod.MARGIN_Z * fg[key + "_sd"] for name, fg in figs.items()}
+        out[key] = max(vals.values())
+        out[key + "_model"] = max(vals, key=lambda name: vals[name])
+    out["highest_by_size"] = np.maximum.reduce([fg["highest_by_size"] for fg in figs.values()])
+    out["expected"] = {name: {key: fg[key] for key in ("records_at_risk", "success_rate")}
+                       for name, fg in figs.items()}
+    out["fit"] = {"theta": fit.theta, "alpha": fit.alpha, "region_theta": tu, "region_alpha": au,
+                  "interior": fit.interior}
+    return out
+
+
 def _histogram(sizes: Any, counts: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Distinct class sizes, the number of classes of each, and each entry's distinct size."""
     sizes = np.asarray(sizes, dtype=np.int64)
@@ -342,8 +391,9 @@ def _identity(sizes: np.ndarray, counts: np.ndarray, n: int, N: float, pi: float
     if not n or pi >= 1.0:
         uniq = {"population_size": N, "dankar": float(c[sizes == 1].sum() / nn),
                 "dankar_model": "the data is the population"}
-        return {"journalist": {"highest_risk": float((1.0 / f).max(initial=0.0)), **prosecutor}, "risk_by_entry": 1.0 / f,
-                "uniqueness": uniq, "risk_model": {"journalist": "the data is the population (= prosecutor)"}}
+        return {"journalist": {"highest_risk": float((1.0 / f).max(initial=0.0)), **prosecutor},
+                "risk_by_entry": 1.0 / f, "uniqueness": uniq,
+                "risk_model": {"journalist": "the data is the population (= prosecutor)" if n else "no records"}}
     hs, hc = _collapse(sizes, counts)
     fit = popmod.pitman_fit(hs, hc, n)
     uniq = _uniqueness(hs, hc, n, N, fit)
@@ -355,8 +405,8 @@ def _identity(sizes: np.ndarray, counts: np.ndarray, n: int, N: float, pi: float
                 "risk_by_entry": 1.0 / f, "uniqueness": uniq,
                 "risk_model": {"journalist": "prosecutor bound (classes cut around the sample)"}}
     sfit = uniq.get("snb_fit") or {}
-    bound = popmod.model_bounds(hs, hc, n, float(round(N)), threshold, fit,
-                                (sfit["alpha"], sfit["beta"]) if sfit.get("converged") else None)
+    bound = model_bounds(hs, hc, n, float(round(N)), threshold, fit,
+                         (sfit["alpha"], sfit["beta"]) if sfit.get("converged") else None)
     if bound is None:
         notes.append("journalist and marketer risk: no Pitman model to fit (fewer than two classes, or every "
                      "record unique): the prosecutor figures bound them")
@@ -399,8 +449,10 @@ def _classes_of(data: Any) -> tuple[np.ndarray, bool, list[str]]:
             import pandas as pd
 
             cols = [pd.factorize(data.data[c].astype(str))[0] for c in data.qi]
-            notes.append("a bucketized release publishes every QI exactly in its QI-table: identity is disclosed "
-                         "by design (its protection is of the sensitive value), so the risk is that of the exact QIs")
+            if not getattr(data, "qi_generalized", False):
+                notes.append("a bucketized release publishes every QI exactly in its QI-table: identity is "
+                             "disclosed by design (its protection is of the sensitive value), so the risk is that of "
+                             "the exact QIs")
             return (group_ids(cols)[0] if cols else np.zeros(len(data.data), dtype=np.int64)), True, notes
         return data.classes()[0], False, notes
     return np.asarray(data, dtype=np.int64), False, notes

@@ -6,7 +6,8 @@ knows every individual's QIs, paper 000 §2.4) recovers the placement from the Q
 
 * the publisher's own record (:attr:`Release.source_rows`, in memory right after
   anonymization) gives it exactly;
-* a **bucketized** release publishes exact QIs: each published row is matched with a person
+* a **bucketized** release publishes exact QIs (Generalized Anatomy: labels, placed as below
+  in the QI-table's classes, then on any row of the class): each published row is matched with a person
   of the same QI tuple (people with equal QIs are interchangeable to any adversary, so any
   consistent matching gives the same posteriors); people left over are absent;
 * a **generalized** release publishes labels (:mod:`.labels`): a person can sit in every
@@ -62,9 +63,18 @@ def align(release: Release, table: EncodedTable) -> Alignment:
     missing = [c for c in release.qi if c not in table.columns]
     if missing:
         raise DataError(f"the original table lacks the release's QI column {missing[0]!r}")
+    types, n_types = group_ids([table.columns[c].codes for c in release.qi]) if release.kind == "generalized" or \
+        release.qi_generalized else (None, 0)
+    if release.kind == "bucketized" and release.qi_generalized:
+        # Generalized Anatomy: people placed in the QI-table's classes by their labels, then on
+        # any row of their class (the file does not say which: every such seating is one of the
+        # adversary's equally likely ones, attacks/decoupled.py)
+        qcls, n_q = release.qi_classes()
+        al = _align_labels(release, table, qcls, n_q, types, n_types)
+        group = np.where(al.row >= 0, cls[np.maximum(al.row, 0)], -1)
+        return Alignment(group, al.row, int((al.row >= 0).sum()), False)
     if release.kind == "bucketized":
         return _align_exact(release, table, cls)
-    types, n_types = group_ids([table.columns[c].codes for c in release.qi])
     return _align_labels(release, table, cls, n_cls, types, n_types)
 
 

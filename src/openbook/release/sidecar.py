@@ -130,7 +130,8 @@ def _certificate_record(cert: Any) -> Any:
             if rec.get(k):
                 rec[k] = None
         findings.append(rec)
-    out = {k: cert[k] for k in _CERTIFICATE_KEYS if k in cert}
+    out = {k: cert[k] for k in ("verdict", "headline", "lines") if k in cert}
+    out.update({k: cert[k] for k in _CERTIFICATE_KEYS if k in cert and k not in out})
     if isinstance(out.get("lines"), list):
         lines = []
         for ln in out["lines"]:

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 from collections import Counter
 
+import mpmath as mp
 import numpy as np
 import pytest
 
-from openbook.attacks import population as pm
 from openbook.attacks import reidentification as rid
-
-mp = pytest.importorskip("mpmath")
 
 PIS = (0.01, 0.05, 0.1, 0.2, 0.5)
 SEEDS = (0, 1, 2)

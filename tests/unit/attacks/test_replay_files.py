@@ -79,10 +79,11 @@ def test_certificate_from_files_equals_the_sidecar(name, params, kind, adult_row
 def test_cli_certify_of_a_saved_strict_mondrian_release(capsys, tmp_path, adult_dir):
     out = tmp_path / "m.csv"
     code, o, e = run_cli(capsys, ["anonymize", "--dataset", "adult", "-m", MODEL, "--quiet", "--algorithm",
-                                  "mondrian", "--strict", "--max-risk", "1", "-o", out])
+                                  "mondrian", "--strict", "--max-risk", "1", "--max-reid-risk", "1", "-o", out])
     assert code == 0, e
     sidecar = json.loads(sidecar_path(out).read_text())["certificate"]
-    code, o, e = run_cli(capsys, ["certify", out, "--original", "adult", "--max-risk", "1", "--json", "--quiet"])
+    code, o, e = run_cli(capsys, ["certify", out, "--original", "adult", "--max-risk", "1", "--max-reid-risk", "1",
+                                  "--json", "--quiet"])
     assert code == 0, e
     cert = json.loads(o)
     keys = ("adversary", "ran", "max_posterior", "n_above", "n_unresolved", "method", "error")  # the public ones

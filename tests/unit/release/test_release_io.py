@@ -57,7 +57,9 @@ def test_partition_must_cover_rows(table):
 
 
 def test_bucketized_release(table):
-    rel = build_release(table, pairs_partition(12), model=make_model("k=4"), kind="bucketized")
+    # a bucketized release publishes exact QIs: the model's k would be a promise about them, so its
+    # groups are checked against an attribute model here (test_bucketized_k_is_the_qi_tables below)
+    rel = build_release(table, pairs_partition(12), model=make_model("l=1"), kind="bucketized")
     assert sorted(rel.data["age"]) == sorted(table.decode("age"))  # original QI values kept
     assert list(rel.data["gid"]) == sorted(rel.data["gid"])  # sorted by group, then QI values
     assert int(rel.sa_table["count"].sum()) == 12
@@ -105,7 +107,7 @@ def test_sidecar_lists_model_and_counts(tmp_path, table):
 
 
 def test_failed_write_leaves_nothing(tmp_path, table, monkeypatch):
-    rel = build_release(table, pairs_partition(12), model=make_model("k=4"), kind="bucketized")
+    rel = build_release(table, pairs_partition(12), model=make_model("l=1"), kind="bucketized")
     import openbook.release.io as io
 
     calls = {"n": 0}
@@ -136,3 +138,12 @@ def test_seed_never_written_to_release(tmp_path, table):
     save_release(rel, tmp_path / "r.csv")
     text = (tmp_path / "r.csv.json").read_text()
     assert "987654321" not in text and '"seed"' not in text
+
+
+def test_bucketized_k_is_the_qi_tables(table):
+    """k-anonymity of a bucketized release is the k of its QI-table (exact QIs), never of its
+    SA-table's groups: groups of 4 rows with distinct exact QIs do not make it 4-anonymous."""
+    from openbook.errors import VerificationError
+
+    with pytest.raises(VerificationError, match="shared by fewer than k = 4 records"):
+        build_release(table, pairs_partition(12), model=make_model("k=4"), kind="bucketized")

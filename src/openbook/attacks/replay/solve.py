@@ -95,7 +95,8 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, 
         nan = np.full((unit.n_cells, tm.shape[2]), np.nan)
         return UnitResult(nan, nan.copy(), False, 0.0, 0.0, False, "a structure the replay does not model")
     if unit.constant:  # nothing excluded: the class frequency
-        leaf_freq = K / K.sum(axis=1, keepdims=True)
+        tot = K.sum(axis=1, keepdims=True)
+        leaf_freq = np.divide(K, tot, out=np.zeros(K.shape, dtype=np.float64), where=tot > 0)
         post = np.einsum("cv,cvt->ct", leaf_freq[unit.cell_leaf], tm[unit.cell_leaf])
         return UnitResult(post, np.zeros_like(post), True, 1.0, 1.0, True)
     if not force_sample:

@@ -1,0 +1,34 @@
+"""A hierarchy named by a user: ``auto``, a built-in Adult variant (``adult:paper001``,
+``adult:arx``) or an ARX CSV file (``leaf;level1;…;root``) — one way for the CLI, the run
+configuration, the Python API and the population table of the identity line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import DataError, HierarchyError, SchemaError
+
+
+def load_hierarchy(spec: Any, column: str, kind: str) -> Any:
+    """The hierarchy ``spec`` names for ``column`` (of kind ``kind``: numeric leaves are read as
+    numbers), or ``None`` for ``auto`` (the table builds an automatic one on first use)."""
+    from . import adult_hierarchies, read_arx_csv
+
+    if spec in (None, "auto"):
+        return None
+    if isinstance(spec, str) and spec.startswith("adult:"):
+        variant = spec.split(":", 1)[1] or "paper001"
+        try:
+            return adult_hierarchies(variant)[column]
+        except KeyError:
+            raise SchemaError(f"the Adult hierarchies have none for column {column!r}", column=column) from None
+    leaf_type = float if kind == "numeric" else None
+    try:
+        return read_arx_csv(Path(spec), column=column, leaf_type=leaf_type)
+    except HierarchyError as exc:
+        if column in str(exc):
+            raise
+        raise HierarchyError(f"hierarchy of column {column!r}: {exc}", column=column) from None
+    except DataError as exc:
+        raise DataError(f"hierarchy of column {column!r}: {exc}", path=spec) from None
