@@ -46,8 +46,7 @@ def main() -> None:
     wl = make_workload(table, seed=0, n=a.queries, qd=3, sel=0.05)
     act, _ = answer_all(wl, table, [])
     print("## Utility side by side: the certified default beside strict Mondrian and Anatomy\n")
-    print(f"{ds.description}; {table.n_rows} rows, QIs {', '.join(table.qi_names)}, SA {table.sa_name}; "
-          f"{a.queries} COUNT queries (qd = 3, sel = 0.05, seed 0: the demo's workload). `lines`: the "
+    print(f"{ds.description}; {a.queries} COUNT queries (qd = 3, sel = 0.05, seed 0: the demo's workload). `lines`: the "
           "certificate's identity and attribute lines (defaults: identity 1/k or 0.2, attribute 1/ℓ, t, or nobody "
           "certain). Anatomy publishes exact QIs (identity fails by default); strict Mondrian is uncertified "
           "against the algorithm-aware adversary and fails it.\n")

@@ -163,9 +163,10 @@ def test_dates_with_a_time_keep_the_day_level():
     assert rows_of(h)["2024-03-17 10:00"] == ["2024-03-17", "2024-03", "2024", "*"]
 
 
-@pytest.mark.parametrize("levels, expect", [("month", ["2024-03", "2024"]), ("year", ["2024"]),
-                                            ("quarter", ["2024-Q1", "2024"]), ("month,decade", ["2024-03", "2020-2029"]),
-                                            (["quarter", "year", "decade"], ["2024-Q1", "2024", "2020-2029"])])
+@pytest.mark.parametrize("levels, expect", [
+    ("month", ["2024-03", "2024"]), ("year", ["2024"]), ("quarter", ["2024-Q1", "2024"]),
+    ("month,decade", ["2024-03", "2020-2029"]), (["quarter", "year", "decade"], ["2024-Q1", "2024", "2020-2029"]),
+])
 def test_date_levels(levels, expect):
     assert rows_of(w.dates(["2024-03-17", "2019-11-02"], levels, "d"))["2024-03-17"] == [*expect, "*"]
 
