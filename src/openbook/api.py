@@ -77,7 +77,7 @@ def anonymize(data: Any, *, qi: Sequence[str], sa: str, model: Any, algorithm: s
     from .certificate import certify_release
     from .data.table import encode
     from .models import make_model
-    from .pipeline import anonymize_skewed, default_algorithm
+    from .pipeline import anonymize_skewed, default_algorithm, with_targets
 
     schema = _schema(qi, sa, sensitive=sensitive, identifiers=identifiers, keep=keep, missing=missing)
     table = encode(_frame(data), schema, _hierarchies(hierarchies, schema), source="DataFrame")
@@ -87,7 +87,8 @@ def anonymize(data: Any, *, qi: Sequence[str], sa: str, model: Any, algorithm: s
         algorithm, defaults = (("full-domain", {}) if "levels" in params else
                                default_algorithm(mdl, max_risk=max_risk, max_reid_risk=max_reid_risk)[:2])
         params = {**defaults, **params}
-    algo = make_algorithm(algorithm, model=mdl, seed=seed, **params)
+    algo = make_algorithm(algorithm, model=mdl, seed=seed,
+                          **with_targets(algorithm, params, max_risk=max_risk, max_reid_risk=max_reid_risk))
     if skew:
         release = anonymize_skewed(table, mdl, algo, skew=skew, seed=seed, kind=kind)
     else:

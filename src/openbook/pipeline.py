@@ -195,7 +195,21 @@ def algorithm_from(cfg: RunConfig, model: Any, *, max_risk: float | None = None,
     if name is None:
         name, params, _ = default_algorithm(model, max_risk=max_risk, max_reid_risk=max_reid_risk)
         a = {**params, **a}
-    return make_algorithm(name, model=model, **a)
+    return make_algorithm(name, model=model, **with_targets(name, a, max_risk=max_risk, max_reid_risk=max_reid_risk))
+
+
+def with_targets(name: str, params: dict[str, Any], *, max_risk: float | None,
+                 max_reid_risk: float | None) -> dict[str, Any]:
+    """``params`` with the certificate's targets for an algorithm that builds to them
+    (Generalized Anatomy's ``max_risk`` / ``max_reid_risk``), unless given already."""
+    from .algorithms.registry import algorithm_class
+
+    known = algorithm_class(name).constraints()
+    out = dict(params)
+    for key, val in (("max_risk", max_risk), ("max_reid_risk", max_reid_risk)):
+        if val is not None and key in known and key not in out:
+            out[key] = val
+    return out
 
 
 #: stream tag of the skew step's generator (``default_rng([seed, SKEW_STREAM])``)

@@ -547,14 +547,22 @@ class ReidentificationAdversary(Adversary):
     _parameters = {"population_size": (None, lambda v: _ge1(v), "a number >= 1"),
                    "sampling_fraction": (None, lambda v: isinstance(v, (int, float)) and 0 < v <= 1,
                                          "a fraction in (0, 1]"),
-                   "threshold": (0.2, lambda v: isinstance(v, (int, float)) and 0 < v <= 1, "a fraction in (0, 1]")}
+                   "threshold": (0.2, lambda v: isinstance(v, (int, float)) and 0 < v <= 1, "a fraction in (0, 1]"),
+                   "population": (None, _name, "a population table's path (--population)")}
 
     def attack(self, release: Any, *, original: Any = None, earlier: Sequence[Any] = ()) -> AttackResult:
         from .reidentification import reidentification_risk
 
+        pop = None
+        if self.population is not None:
+            from .population import read_population
+
+            pop = read_population(self.population)
         res = reidentification_risk(release, population_size=self.population_size,
-                                    sampling_fraction=self.sampling_fraction, threshold=self.threshold)
-        model = "journalist" if (self.population_size or self.sampling_fraction) else "prosecutor"
+                                    sampling_fraction=self.sampling_fraction, threshold=self.threshold,
+                                    population=pop, original=original)
+        model = ("journalist" if (self.population_size or self.sampling_fraction or pop is not None)
+                 else "prosecutor")
         risk = res.journalist if model == "journalist" else res.prosecutor
         cls = np.asarray(res.class_of, dtype=np.int64)
         notes = {"model": model, **{k: v for k, v in res.summary().items() if k in (

@@ -364,7 +364,8 @@ def reid_params(args: argparse.Namespace) -> dict[str, Any]:
     """The re-identification adversary's population parameters from the flags."""
     out = {"population_size": getattr(args, "population_size", None),
            "sampling_fraction": getattr(args, "sampling_fraction", None),
-           "threshold": getattr(args, "reid_threshold", None)}
+           "threshold": getattr(args, "reid_threshold", None),
+           "population": None if not getattr(args, "population", None) else str(args.population)}
     return {k: v for k, v in out.items() if v is not None}
 
 
@@ -376,3 +377,6 @@ def identity_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--sampling-fraction", type=PROBABILITY_ABOVE_0, metavar="F", help="n / N instead of N")
     g.add_argument("--reid-threshold", type=PROBABILITY_ABOVE_0, default=0.2, metavar="R",
                    help="a record is at risk above this re-identification probability (default 0.2)")
+    g.add_argument("--population", metavar="FILE",
+                   help="the population's QI values (CSV, Parquet or a database; a column 'count' that is not a QI "
+                        "counts the people of each row): exact journalist and marketer risks (docs/identity.md)")

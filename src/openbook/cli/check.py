@@ -206,9 +206,6 @@ def add_parser(sub: Any) -> None:
     input_options(c)
     c.add_argument("--c", type=POSITIVE, default=2.0, help="c of recursive (c,ℓ)-diversity (default 2)")
     identity_options(c)
-    c.add_argument("--population", metavar="FILE",
-                   help="the population's QI values (CSV, Parquet or a database; a column 'count' that is not a QI "
-                        "counts the people of each row): exact journalist and marketer risks (docs/identity.md)")
     c.add_argument("--batch-rows", type=POSITIVE_INT, default=None, metavar="N",
                    help="read a CSV/Parquet input in batches of about N rows and keep only its distinct "
                         "(QI, SA) tuples: memory bounded by those, not by the rows (the same levels). "
