@@ -446,6 +446,11 @@ def certify(release: Any, *, original: Any = None, earlier: Sequence[Any] = (), 
     if max_reid_risk is not None and not (0.0 < float(max_reid_risk) <= 1.0):
         raise ParameterError(f"max_reid_risk={max_reid_risk} must be in (0, 1]", parameter="max-reid-risk",
                              value=max_reid_risk)
+    reid_kw = dict((params or {}).get("reidentification") or {})
+    size = reid_kw.get("population_size")
+    if size is not None and float(size) < release.n_published:  # bad input, not a risk: exit 2
+        raise ParameterError(f"--population-size {size:g} is below the {release.n_published} published records: the "
+                             "population must contain the data", parameter="population-size", value=size)
     model = release_model(release)
     atgt = attribute_target(model, max_risk)
     reid, reid_source = identity_target(model, max_reid_risk)

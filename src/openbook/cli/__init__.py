@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import sys
 import warnings
@@ -56,15 +57,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             return int(args.func(args) or 0)
     except OpenbookError as exc:
         print(f"openbook: error: {exc}", file=sys.stderr)
+        if getattr(args, "json", False):  # a machine reading stdout gets the error too, as JSON
+            print(json.dumps(_error_object(exc), default=str))
         return exc.exit_code
     except KeyboardInterrupt:
         print("openbook: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader of stdout went away (``| head``): stop quietly
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except OSError:
+            pass
+        return 141
     finally:
         if saved is None:
             os.environ.pop("OPENBOOK_PROGRESS", None)
         else:
             os.environ["OPENBOOK_PROGRESS"] = saved
+
+
+def _error_object(exc: OpenbookError) -> dict:
+    """``--json``'s error: the kind (``error``, or ``refused`` for a failing certificate, exit 3),
+    the message, the exit code, and the offending column, value, parameter or adversary."""
+    out = {"error": "refused" if exc.exit_code == 3 else type(exc).__name__, "message": str(exc),
+           "exit_code": exc.exit_code}
+    for key in ("column", "value", "parameter", "path", "adversary", "n_people", "worst"):
+        v = getattr(exc, key, None)
+        if v is not None:
+            out[key] = v
+    return out
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

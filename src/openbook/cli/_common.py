@@ -75,7 +75,9 @@ def input_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--query", help="SQL query to read from a database source")
     g.add_argument("--qi", help="QI columns, comma separated, each optionally NAME:KIND (numeric, categorical, ordinal)")
     g.add_argument("--sa", help="the sensitive attribute column")
-    g.add_argument("--sensitive", help="a sensitive value set: NAME=v1|v2|... ")
+    g.add_argument("--sensitive", action="append", metavar="NAME=v1|v2",
+                   help="a sensitive value set: NAME=v1|v2|... (repeat for several sets; a name repeated joins "
+                        "its values)")
     g.add_argument("--keep", help="other columns to publish unchanged (comma separated)")
     g.add_argument("--identifiers", help="direct identifiers to drop (comma separated)")
     g.add_argument("--missing", choices=["error", "drop", "value"], help="missing values: fail (default), drop rows, or keep as a value")
@@ -131,7 +133,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     cfg.set("input", "query", args.query)
     cfg.set("schema", "qi", args.qi)
     cfg.set("schema", "sa", args.sa)
-    cfg.set("schema", "sensitive_sets", args.sensitive)
+    cfg.set("schema", "sensitive_sets", sensitive_sets(args.sensitive))
     cfg.set("schema", "keep", args.keep)
     cfg.set("schema", "identifiers", args.identifiers)
     cfg.set("schema", "missing", args.missing)
@@ -143,6 +145,25 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
             raise ParameterError(f"--hierarchy {item!r}: use COLUMN=PATH", parameter="hierarchy", value=item)
         cfg.hierarchies[col.strip()] = path.strip()
     return cfg
+
+
+def sensitive_sets(items: Any) -> dict[str, list[str]] | None:
+    """``--sensitive NAME=v1|v2`` given once or more: name -> values (a repeated name joins its
+    values, in order; a bare ``v1|v2`` is the set ``sensitive``)."""
+    if not items:
+        return None
+    out: dict[str, list[str]] = {}
+    for item in [items] if isinstance(items, str) else items:
+        name, _, vals = str(item).rpartition("=")
+        values = [v.strip() for v in vals.split("|") if v.strip()]
+        if not values:
+            from ..errors import ParameterError
+
+            raise ParameterError(f"--sensitive {item!r}: no values (use NAME=v1|v2)", parameter="sensitive",
+                                 value=item)
+        bucket = out.setdefault(name.strip() or "sensitive", [])
+        bucket.extend(v for v in values if v not in bucket)
+    return out
 
 
 def emit(args: argparse.Namespace, payload: dict[str, Any], render) -> None:

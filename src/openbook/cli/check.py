@@ -73,6 +73,12 @@ def check_levels(args: argparse.Namespace) -> dict[str, Any]:
                                          sampling_fraction=args.sampling_fraction,
                                          threshold=args.reid_threshold, population=_population(args)).summary()
     else:
+        if args.input and not getattr(args, "qi", None) and not getattr(args, "config", None) and "://" not in args.input:
+            from ..errors import SchemaError
+            from ..release.io import sidecar_path
+
+            raise SchemaError(f"{args.input} is not a release openbook can read (no sidecar {sidecar_path(Path(args.input)).name} "
+                              "beside it) and no --qi/--sa were given to check it as a raw table")
         freq = _frequency_table(args)
         counts, domain = freq.sa_counts, freq.sa_domain
         what = {"kind": "raw table", "source": freq.source, "qi": freq.qi_names, "sa": freq.sa_name}

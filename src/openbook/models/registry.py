@@ -181,12 +181,13 @@ def _parse_value(text: str, param: str) -> Any:
     text = text.strip()
     if param in _STRING_PARAMS:
         return None if text.lower() == "none" else text
-    if re.fullmatch(r"[+-]?\d+", text):
+    # ASCII numbers only: Python's int()/float() also read other scripts' digits ("٣" is 3),
+    # which a reader of the spec would not take for a number
+    if re.fullmatch(r"[+-]?[0-9]+", text):
         return int(text)
-    try:
+    if re.fullmatch(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", text):
         return float(text)
-    except ValueError:
-        return None if text.lower() == "none" else text
+    return None if text.lower() == "none" else text
 
 
 def _pairs(text: str) -> list[tuple[str, str]]:

@@ -304,8 +304,16 @@ def class_label_keys(release: Release, table: EncodedTable) -> np.ndarray:
             num = np.asarray(table.columns[name].numeric, dtype=np.float64)
             for i, lab in enumerate(labels):
                 m = RANGE.match(lab)
-                lo, hi = (float(m.group(1)), float(m.group(2))) if m else (float(lab), float(lab))
-                out[i, j] = (int(np.flatnonzero(num == lo)[0]), int(np.flatnonzero(num == hi)[0]))
+                try:
+                    lo, hi = (float(m.group(1)), float(m.group(2))) if m else (float(lab), float(lab))
+                    out[i, j] = (int(np.flatnonzero(num == lo)[0]), int(np.flatnonzero(num == hi)[0]))
+                except (ValueError, IndexError):
+                    from ..errors import HierarchyError
+
+                    raise HierarchyError(
+                        f"published value {lab!r} of column {name!r} is not a range of the original's values: the "
+                        f"release was made with a hierarchy of {name!r}; give it with --hierarchy {name}=PATH",
+                        column=name, value=lab) from None
         else:
             node = table.hierarchy(name).nodes_of(labels)
             out[:, j, 0] = out[:, j, 1] = node

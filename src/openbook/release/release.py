@@ -263,6 +263,13 @@ def build_release(
     """
     if kind not in KINDS:
         raise ValueError(f"unknown release kind {kind!r}")
+    if kind == "bucketized":  # the QI-table's GID column and the SA-table's COUNT column are ours
+        kept = [] if table.kept is None else list(table.kept.columns)
+        for name in [*table.qi_names, table.sa_name, *kept]:
+            if name in (GID, COUNT):
+                raise ParameterError(f"column {name!r} has the name of a bucketized release's own column ({GID!r} "
+                                     f"in the QI-table, {COUNT!r} in the SA-table): rename it", parameter="qi",
+                                     value=name)
     partition.check(table.n_rows)
     qi_group = (partition.extra or {}).get("qi_group") if kind == "bucketized" else None
     if qi_group is not None:
@@ -286,6 +293,11 @@ def build_release(
             require(model, gcounts, table.sa_domain, what="partition")
     keep = partition.group >= 0
     rows = np.flatnonzero(keep)
+    if rows.size == 0 and table.n_rows:
+        from ..errors import InfeasibleError
+
+        raise InfeasibleError(f"every one of the {table.n_rows} rows would be suppressed: there is nothing to publish "
+                              "(relax the model, generalize more, or allow less suppression)", model=model)
     group = partition.group[rows]
     out: dict[str, Any] = {}
     if kind == "generalized":

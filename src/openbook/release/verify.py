@@ -23,7 +23,9 @@ class ModelCheck:
     failing_groups: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"model": self.model, "holds": self.holds, "level": self.level,
+        # a level that is not a number (no group at all) is written as null: NaN is not JSON
+        level = self.level if self.level is None or np.isfinite(self.level) else None
+        return {"model": self.model, "holds": self.holds, "level": level,
                 "n_groups": self.n_groups, "failing_groups": self.failing_groups}
 
 
