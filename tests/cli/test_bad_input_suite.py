@@ -48,6 +48,13 @@ def ws(tmp_path, small_frame, capsys):
                                          '[model]\nspec = "k=2"\n[algorithm]\nname = "mondrian"\nstrickt = true\n'
                                          '[output]\npath = "o.csv"\n')
     (tmp_path / "ref.csv").write_text("v,n\nflu,x\n")
+    (tmp_path / "gid.csv").write_text("gid,zip,disease,count\n1,a,flu,x\n2,a,hiv,y\n3,b,flu,x\n4,b,cold,y\n"
+                                      "5,a,cold,x\n6,b,hiv,y\n")
+    head = f'[input]\npath = "{p}"\n[schema]\nqi = ["age:numeric", "zip"]\nsa = "disease"\n'
+    (tmp_path / "misplaced.toml").write_text(head + '[model]\nspec = "l=2"\nmax_risk = 0.5\n[output]\npath = "o.csv"\n')
+    (tmp_path / "spec-and-key.toml").write_text(head + '[model]\nspec = "l=2"\nc = 2\n[output]\npath = "o.csv"\n')
+    (tmp_path / "hier-number.toml").write_text(head + '[hierarchies]\nzip = 5\n[model]\nspec = "l=2"\n'
+                                               '[output]\npath = "o.csv"\n')
     wide = pd.DataFrame({f"q{i}": np.arange(12) % 2 for i in range(50)})
     wide["disease"] = small_frame["disease"].to_numpy()
     wide.to_csv(tmp_path / "wide.csv", index=False)
@@ -300,6 +307,20 @@ CASES: dict[str, tuple[list[str], str]] = {
     "demo into a file": (["demo", "--out", "{data}"], "people.csv"),
     "no command": ([], "command"),
     "unknown command": (["nope"], "nope"),
+    # -- issue 26: each refused in one line, exit 2, nothing written -------------------------------
+    "model with non-ASCII digits": (A("-m", "k=\u0663"), "k"),
+    "population smaller than the data": (A("-m", "l=2", "--population-size", "10"), "population-size"),
+    "a QI named gid in a bucketized release": (["anonymize", "{tmp}/gid.csv", "--qi", "gid:numeric,zip", "--sa",
+                                                "disease", "-m", "l=2", "--algorithm", "anatomy",
+                                                "--max-reid-risk", "1", "-o", "{tmp}/o.csv"], "gid"),
+    "an SA named count in a bucketized release": (["anonymize", "{tmp}/gid.csv", "--qi", "zip", "--sa", "count",
+                                                   "-m", "l=2", "-o", "{tmp}/o.csv"], "count"),
+    "every row suppressed": (A("-m", "k=5", "--algorithm", "full-domain", "--levels", "0,0,0",
+                               "--max-suppression", "1.0", "--no-certify"), "suppressed"),
+    "check a table with neither sidecar nor QIs": (["check", "{data}"], "sidecar"),
+    "config: a certificate key under [model]": (["anonymize", "--config", "{tmp}/misplaced.toml"], "[certify]"),
+    "config: spec and a model key together": (["anonymize", "--config", "{tmp}/spec-and-key.toml"], "spec"),
+    "config: a hierarchy that is no path": (["anonymize", "--config", "{tmp}/hier-number.toml"], "hierarchies"),
 }
 
 
