@@ -23,6 +23,7 @@ Example::
     path = "release.csv"
     publish_suppressed_count = false   # true: the sidecar states the input and suppressed counts
     publish_identifier_names = false   # true: the sidecar names the dropped identifier columns
+    sign_key = "keys/publisher"        # sign the release (Ed25519; `openbook key new`)
     [certify]
     max_risk = 0.2                 # the sensitive-value line (default: the model's 1/ℓ)
     max_reid_risk = 0.2            # the identity line (default: 1/k of the model's k, else 0.2)
@@ -47,7 +48,7 @@ KEYS = {
     "schema": {"qi": (list, str), "sa": str, "sensitive_sets": (dict, str), "keep": (list, str),
                "identifiers": (list, str), "missing": str, "kinds": dict},
     "output": {"path": str, "kind": str, "t_reference": (str, dict), "publish_suppressed_count": bool,
-               "publish_identifier_names": bool},
+               "publish_identifier_names": bool, "sign_key": str},
     "certify": {"max_risk": (int, float), "max_reid_risk": (int, float), "worlds": int, "enabled": bool,
                 "against_registry": str},
 }

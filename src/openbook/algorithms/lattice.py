@@ -106,11 +106,11 @@ def lattice_data(table: EncodedTable) -> tuple[LatticeData, np.ndarray]:
     qi = table.qi_codes
     cards = np.array([h.n_leaves for h in hier], dtype=np.int64)
     upper = math.prod(cards.tolist())
-    if (lk.wanted(table.n_rows) and 0 < table.n_rows and qi.shape[1] and upper < 2**62
-            and qi.min() >= 0 and (qi.max(axis=0) < cards).all()):
+    if lk.wanted(table.n_rows) and 0 < table.n_rows and qi.shape[1] and upper < 2**62:
         n_sa = table.columns[table.sa_name].n_values
         cls, first, counts = lk.compiled()["group_rows"](qi, cards, upper, table.sa_codes, n_sa)
-        return LatticeData(qi[first], counts, hier, table.sa_domain, table.qi_names, distinct=True), cls
+        if len(first) == 0 or first[0] >= 0:  # else a code out of range: LatticeData names it below
+            return LatticeData(qi[first], counts, hier, table.sa_domain, table.qi_names, distinct=True), cls
     cls, m = group_ids(qi)
     rep = np.empty(m, dtype=np.int64)
     rep[cls] = np.arange(table.n_rows)
@@ -311,7 +311,7 @@ class Lattice:
             for i in range(g.size):
                 state[i] = SAT if self._check(i)[0] else FAIL
         elif monotonic or (monotonic is None and self.upward_closed()):
-            bounds = self._mask_bounds() if self.absorbing else None
+            bounds = self._mask_bounds() if self.absorbing and self.budget > 0 else None
 
             def check(i: int) -> bool:
                 sat, kept, _ = self._check(i, masks=bounds is not None)

@@ -26,6 +26,7 @@ for k-anonymity, distinct, entropy and recursive (c,ℓ)-diversity and their con
 
 from __future__ import annotations
 
+import functools
 import sys
 import weakref
 from dataclasses import dataclass
@@ -116,9 +117,12 @@ class LatticeData:
             raise ParameterError(f"{len(self.h)} hierarchies for {self.d} QIs", parameter="hierarchies")
         if counts.size and counts.min() < 0:
             raise ParameterError("sa_counts must be non-negative", parameter="sa_counts")
-        for j, h in enumerate(self.h):
-            if combos.size and (combos[:, j].min() < 0 or combos[:, j].max() >= h.n_leaves):
-                raise ParameterError(f"QI {j}: codes outside 0..{h.n_leaves - 1}", parameter="combos")
+        self.leaf = np.ascontiguousarray(combos.T, dtype=np.int32) if self.d else np.zeros((0, len(combos)), np.int32)
+        if combos.size:
+            lo, hi = self.leaf.min(axis=1), self.leaf.max(axis=1)
+            for j, h in enumerate(self.h):
+                if lo[j] < 0 or hi[j] >= h.n_leaves or combos[:, j].max() != hi[j]:  # also: no int32 wrap
+                    raise ParameterError(f"QI {j}: codes outside 0..{h.n_leaves - 1}", parameter="combos")
         self.domain = domain
         self.qi_names = list(qi_names) if qi_names is not None else [f"q{j}" for j in range(self.d)]
         self.heights = np.array([h.height for h in self.h], dtype=np.int64)
@@ -126,19 +130,20 @@ class LatticeData:
         self.level_codes = [list(codes) for codes, _, _ in levels]
         self.level_radix = [radix for _, radix, _ in levels]
         self.level_loss = [loss for _, _, loss in levels]
-        # merge duplicate combinations (level-0 classes are distinct code tuples)
-        key, radix = np.zeros(len(combos), dtype=np.int64), 1
-        for j in range(self.d if not distinct else 0):
-            key, radix = _push(key, radix, combos[:, j], self.h[j].n_leaves)
-        ids, m = renumber(key, radix) if not distinct else (None, len(combos))
-        if m < len(combos):
-            first = np.full(m, len(combos), dtype=np.int64)
-            np.minimum.at(first, ids, np.arange(len(combos)))
-            merged = np.zeros((m, counts.shape[1]), dtype=np.int64)
-            np.add.at(merged, ids, counts)
-            combos, counts = combos[first], merged
+        if not distinct:  # merge duplicate combinations (level-0 classes are distinct code tuples)
+            key, radix = np.zeros(len(combos), dtype=np.int64), 1
+            for j in range(self.d):
+                key, radix = _push(key, radix, combos[:, j], self.h[j].n_leaves)
+            ids, m = renumber(key, radix)
+            if m < len(combos):
+                first = np.full(m, len(combos), dtype=np.int64)
+                np.minimum.at(first, ids, np.arange(len(combos)))
+                merged = np.zeros((m, counts.shape[1]), dtype=np.int64)
+                np.add.at(merged, ids, counts)
+                combos, counts = combos[first], merged
+                self.leaf = np.ascontiguousarray(combos.T, dtype=np.int32)
         self.combos = combos
-        self.combo_t = [np.ascontiguousarray(combos[:, j]) for j in range(self.d)]
+        self.combo_t = list(self.leaf)
         self.counts = counts
         self.sizes = counts.sum(axis=1)
         self.m, self.n_sa = counts.shape
@@ -154,7 +159,6 @@ class LatticeData:
             self.code_table[r:r + len(codes), :codes.shape[1]] = codes
             for lv, ls in enumerate(loss):
                 self.loss_table[r + lv, :len(ls)] = ls
-        self.leaf = np.ascontiguousarray(combos.T.astype(np.int32)) if self.d else np.zeros((0, self.m), np.int32)
         self._combo_codes: dict[tuple[int, int], np.ndarray] = {}
         #: loss mass of each QI at each level: Σ_rows (coverage - 1)/(leaves - 1)
         self.level_mass = []
@@ -229,7 +233,8 @@ class ClassEngine:
         self.kernels = lk.compiled() if lk.wanted(m * max(data.n_sa, 1)) else None
         gen0 = np.zeros(m)
         for j in range(data.d):
-            gen0 += data.level_loss[j][0][data.level_codes[j][0][data.combo_t[j]]]
+            if data.level_loss[j][0].any():  # a leaf's own loss is 0 (coverage 1)
+                gen0 += data.level_loss[j][0][data.level_codes[j][0][data.combo_t[j]]]
         bottom = NodeClasses(tuple([0] * data.d), np.arange(m, dtype=np.int64), data.sizes,
                              data.counts if with_counts else None, gen0, _combo_class=np.arange(m, dtype=np.int64))
         self.bottom = bottom
@@ -309,6 +314,14 @@ class ClassEngine:
         return node.gen
 
 
+@functools.lru_cache(maxsize=4)
+def _xlogx(n: int) -> np.ndarray:
+    """``c log c`` for ``c = 0..n`` (numpy's, as the entropy model reads it); read-only."""
+    out = _xlogx_table(n)
+    out.setflags(write=False)
+    return out
+
+
 def _members(model: PrivacyModel) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The compiled check's members of ``model`` (kinds, integer and float parameters), or
     ``None`` when a member has no compiled check."""
@@ -346,7 +359,7 @@ class ModelCheck:
             self.members = None  # a mass condition (t-closeness) is read in numpy anyway
         self.kernels = engine.kernels
         self.size_only = not engine.with_counts
-        self.xlogx = _xlogx_table(data.n) if self.members is not None and (self.members[0] == lk.ENTROPY).any() \
+        self.xlogx = _xlogx(data.n) if self.members is not None and (self.members[0] == lk.ENTROPY).any() \
             else np.zeros(1)
 
     def holds(self, cls: NodeClasses, with_cond: bool = False) -> tuple[np.ndarray, np.ndarray | None]:

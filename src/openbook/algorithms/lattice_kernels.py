@@ -260,8 +260,16 @@ def first_appearance(labels):  # pragma: no cover - compiled
 def group_rows(qi, cards, upper, sa, n_sa):  # pragma: no cover - compiled
     """Combination id of each row (``qi`` (n, d), codes below ``cards``; ``upper`` their
     product, fitting int64) in order of first appearance, each combination's first row and
-    its SA counts (``sa`` codes below ``n_sa``)."""
+    its SA counts (``sa`` codes below ``n_sa``). A code outside ``0..cards-1`` (or an SA
+    code outside ``0..n_sa-1``) returns ``first = [-1]`` and nothing else."""
     n, d = qi.shape
+    for r in range(n):
+        if sa[r] < 0 or sa[r] >= n_sa:
+            return np.empty(0, dtype=np.int64), np.full(1, -1, dtype=np.int64), np.zeros((0, n_sa), dtype=np.int64)
+        for j in range(d):
+            if qi[r, j] < 0 or qi[r, j] >= cards[j]:
+                return np.empty(0, dtype=np.int64), np.full(1, -1, dtype=np.int64), \
+                    np.zeros((0, n_sa), dtype=np.int64)
     combo = np.empty(n, dtype=np.int64)
     first = np.empty(n, dtype=np.int64)
     m = 0

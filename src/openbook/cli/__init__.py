@@ -24,7 +24,7 @@ from ._common import Parser
 
 #: the commands, in the order ``--help`` lists them (each the module ``openbook.cli.<name>``)
 COMMANDS = ("datasets", "check", "anonymize", "hierarchy", "certify", "audit", "registry", "report", "experiment",
-            "demo")
+            "demo", "key")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

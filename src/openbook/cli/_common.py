@@ -237,6 +237,27 @@ def adversary_option(g: Any, *, several: bool) -> None:
                        help="the adversary (default baseline)")
 
 
+def public_key_option(g: Any) -> None:
+    """``--public-key PATH``: verify the release's signature (docs/release-files.md)."""
+    g.add_argument("--public-key", metavar="PATH", help="the publisher's Ed25519 public key: the release's signature "
+                   "must verify with it (any edit of a file or of the sidecar fails); without it nothing is verified "
+                   "and the output says whether the release is signed")
+
+
+def load_release_from_args(args: argparse.Namespace, path: Any) -> Any:
+    """The release at ``path``, its signature verified when ``--public-key`` is given."""
+    from ..release import load_release
+
+    return load_release(path, public_key=getattr(args, "public_key", None))
+
+
+def signature_row(release: Any) -> tuple[str, str]:
+    """The release's signature in one line (verified, signed but not verified, unsigned)."""
+    from ..release.signing import status
+
+    return ("signature", status(release.meta, release.meta.get("signature_verified")))
+
+
 def earlier_releases(path: Any) -> list[Any]:
     """The releases of the registry at ``path`` (``--against-registry``), oldest first."""
     if not path:

@@ -57,6 +57,11 @@ def anonymize_from_args(args: argparse.Namespace):
 
     # refuse a bad output before any work: never over an input, an existing release (unless --force)
     check_release_output(cfg.output["path"], force=args.force, inputs=_input_files(args, cfg))
+    cfg.set("output", "sign_key", getattr(args, "sign_key", None))
+    if cfg.output.get("sign_key"):  # a bad key fails before any work too
+        from ..release.signing import check_private_key
+
+        check_private_key(cfg.output["sign_key"])
     table = load_input(cfg)
     model = model_from(cfg)
     if args.max_reid_risk is not None:
@@ -137,12 +142,15 @@ def cmd_anonymize(args: argparse.Namespace) -> int:
     cfg.set("output", "publish_identifier_names", args.publish_identifier_names)
     files = save_release(release, cfg.output["path"], force=args.force, inputs=_input_files(args, cfg),
                          publish_suppressed_count=bool(cfg.output.get("publish_suppressed_count", False)),
-                         publish_identifier_names=bool(cfg.output.get("publish_identifier_names", False)))
+                         publish_identifier_names=bool(cfg.output.get("publish_identifier_names", False)),
+                         sign_key=cfg.output.get("sign_key"))
     m = release.meta
     qi_sizes = release.qi_class_sizes()
     payload = {
         "certificate": m.get("certificate"),
         "files": [str(f) for f in files],
+        "signature": (f"signed by key {__import__('openbook.release.signing', fromlist=['x']).check_private_key(cfg.output['sign_key'])}"
+                      if cfg.output.get("sign_key") else "unsigned (sign with --sign-key; docs/release-files.md)"),
         "algorithm": m["algorithm"].get("algorithm"),
         "model": m["model"],
         "check": m.get("check"),
@@ -154,8 +162,8 @@ def cmd_anonymize(args: argparse.Namespace) -> int:
     if "skew" in m:
         payload["skew"] = m["skew"]
     emit(args, payload, lambda p: print_table("release written", certificate_rows(p["certificate"], lines_only=True) + [
-        ("files", ", ".join(p["files"])), ("algorithm", p["algorithm"]), ("model", p["check"]["model"]),
-        ("verified level", p["check"]["level"]), ("rows in / published / suppressed",
+        ("files", ", ".join(p["files"])), ("signature", p["signature"]), ("algorithm", p["algorithm"]),
+        ("model", p["check"]["model"]), ("verified level", p["check"]["level"]), ("rows in / published / suppressed",
                                                    f"{p['n_input']} / {p['n_published']} / {p['n_suppressed']}")]
         + class_rows(p) + [("seconds", p["seconds"])] + ([(
             "skew step", f"{p['skew']['method']} (l={p['skew']['l']}): {p['skew']['n_suppressed']} rows withheld, "
@@ -356,6 +364,8 @@ def add_parser(sub: Any) -> None:
     a.add_argument("--publish-suppressed-count", action="store_true", default=None,
                    help="also write the input row count and the suppressed/withheld counts into the sidecar (by "
                    "default none is published: the number R-suppression withholds is randomized to hide it)")
+    a.add_argument("--sign-key", metavar="PATH", help="sign the release with this Ed25519 private key (`openbook key "
+                   "new PATH`): readers verify it with --public-key PATH.pub")
     a.add_argument("--publish-identifier-names", action="store_true", default=None,
                    help="also write the names of the dropped identifier columns into the sidecar")
     certify_options(a)

@@ -61,7 +61,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if spark and args.adversary != "linkage":
         raise ParameterError(f"--engine spark runs the linkage adversary (audit --adversary linkage), not the "
                              f"{args.adversary} adversary: use --engine local", parameter="engine", value="spark")
-    release = load_release(args.release)
+    release = load_release(args.release, public_key=args.public_key)
     adv = make_adversary(args.adversary, **adversary_params(args, args.adversary))
     if spark and args.original:
         earlier = earlier_releases(args.against_registry)
@@ -162,6 +162,9 @@ def _rows(d: dict[str, Any]) -> list[tuple[str, Any]]:
 def add_parser(sub: Any) -> None:
     u = sub.add_parser("audit", help="one adversary against a saved release, per person")
     u.add_argument("release", help="the release (its data file, sidecar or database file)")
+    from ._common import public_key_option
+
+    public_key_option(u)
     adversary_option(u, several=False)
     original_options(u, required_for="; replay, minimality and background need it")
     against_registry_option(u)

@@ -17,6 +17,7 @@ from ._common import (
     original_options,
     output_options,
     print_table,
+    public_key_option,
     status,
 )
 
@@ -27,7 +28,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
     from ..release import load_release
     from .anonymize import certificate_rows
 
-    release = load_release(args.release)
+    release = load_release(args.release, public_key=args.public_key)
     original = load_original(args, release)
     earlier = earlier_releases(args.against_registry)
     names = parse_adversaries(args.adversary) or None
@@ -35,8 +36,11 @@ def cmd_certify(args: argparse.Namespace) -> int:
         cert = certify(release, original=original, earlier=earlier, max_risk=args.max_risk,
                        max_reid_risk=args.max_reid_risk, adversaries=names, params=certify_params(args),
                        on_step=lambda name: st.update(f"certifying: the {name} adversary"))
-    payload = {"release": str(args.release), **cert.to_dict()}
-    emit(args, payload, lambda p: print_table(f"certificate of {p['release']}", certificate_rows(p)))
+    from ._common import signature_row
+
+    payload = {"release": str(args.release), "signature": signature_row(release)[1], **cert.to_dict()}
+    emit(args, payload, lambda p: print_table(f"certificate of {p['release']}",
+                                              certificate_rows(p) + [("signature", p["signature"])]))
     return 3 if cert.verdict == FAIL else 0
 
 
@@ -47,6 +51,7 @@ def add_parser(sub: Any) -> None:
                        "the verdict; exit code 3 when an adversary puts someone above the target or leaves "
                        "someone unresolved.")
     c.add_argument("release", help="the release (its data file, sidecar or database file)")
+    public_key_option(c)
     original_options(c, required_for="; most adversaries need it")
     adversary_option(c, several=True)
     certify_options(c)

@@ -64,9 +64,12 @@ def check_levels(args: argparse.Namespace) -> dict[str, Any]:
         from ..attacks.reidentification import reidentification_risk
         from ..release import load_release
 
-        rel = load_release(args.input)
+        rel = load_release(args.input, public_key=getattr(args, "public_key", None))
         counts, domain = rel.sa_counts()
-        what = {"kind": f"{rel.kind} release", "source": args.input, "declared_model": rel.meta.get("model")}
+        from ._common import signature_row
+
+        what = {"kind": f"{rel.kind} release", "source": args.input, "declared_model": rel.meta.get("model"),
+                "signature": signature_row(rel)[1]}
 
         def identity_of() -> dict[str, Any]:
             return reidentification_risk(rel, population_size=args.population_size,
@@ -175,8 +178,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     def render(r: dict[str, Any]) -> None:
         idt = r["identity"]
-        rows = [("input", f"{r['kind']}: {r['source']}"),
-                ("unique on their QIs", f"{idt['sample_uniqueness']:.1%} of the records ({idt['sample_uniques']:,})")]
+        rows = [("input", f"{r['kind']}: {r['source']}")] + ([("signature", r["signature"])] if "signature" in r else [])
+        rows += [("unique on their QIs", f"{idt['sample_uniqueness']:.1%} of the records ({idt['sample_uniques']:,})")]
         rows += [(k, v) for k, v in r["levels"].items()]
         print_table("levels the data satisfies", rows)
         print_table("identity disclosure (re-identification risk)", identity_rows(idt))
@@ -212,6 +215,9 @@ def add_parser(sub: Any) -> None:
     input_options(c)
     c.add_argument("--c", type=POSITIVE, default=2.0, help="c of recursive (c,ℓ)-diversity (default 2)")
     identity_options(c)
+    from ._common import public_key_option
+
+    public_key_option(c)
     c.add_argument("--batch-rows", type=POSITIVE_INT, default=None, metavar="N",
                    help="read a CSV/Parquet input in batches of about N rows and keep only its distinct "
                         "(QI, SA) tuples: memory bounded by those, not by the rows (the same levels). "

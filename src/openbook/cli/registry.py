@@ -18,7 +18,7 @@ def cmd_registry(args: argparse.Namespace) -> int:
             from ..errors import ParameterError
 
             raise ParameterError("openbook registry add DIR_OR_DB RELEASE: no release given", parameter="release")
-        release = load_release(args.release)
+        release = load_release(args.release, public_key=getattr(args, "public_key", None))
         check = None
         if not args.no_audit:
             check = _linkage_check(release, args)
@@ -71,6 +71,9 @@ def add_parser(sub: Any) -> None:
     r.add_argument("action", choices=["add", "list"])
     r.add_argument("registry", metavar="DIR_OR_DB")
     r.add_argument("release", nargs="?")
+    from ._common import public_key_option
+
+    public_key_option(r)
     r.add_argument("--name", help="name of the added release (default release-NNNN)")
     linkage_l_option(r)
     removed_l_option(r)

@@ -31,7 +31,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ..report.html import build_report, write_report
 
     check_plain_output(args.output, force=args.force, inputs=[args.release, args.original], what="report")
-    release = load_release(args.release)
+    release = load_release(args.release, public_key=args.public_key)
     table = load_original(args, release)
     adversaries = parse_adversaries(args.adversary)
     with status("certifying and measuring the release", quiet=args.quiet):
@@ -50,6 +50,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 def add_parser(sub: Any) -> None:
     rp = sub.add_parser("report", help="self-contained HTML report of a release: risk, utility, provenance")
     rp.add_argument("release", help="the release (its data file, .json sidecar or database file)")
+    from ._common import public_key_option
+
+    public_key_option(rp)
     original_options(rp, required_for="; for utility, query error and the adversaries that need it")
     adversary_option(rp, several=True)
     max_risk_option(rp, what="the verdict on the page judges every adversary against it")

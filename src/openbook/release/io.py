@@ -233,7 +233,7 @@ def sidecar_record(release: Release, *, publish_suppressed_count: bool | None = 
 
 def save_release(release: Release, path: str | os.PathLike, *, force: bool = False, inputs: Iterable[Any] = (),
                  publish_suppressed_count: bool | None = None,
-                 publish_identifier_names: bool | None = None) -> list[Path]:
+                 publish_identifier_names: bool | None = None, sign_key: str | os.PathLike | None = None) -> list[Path]:
     """Write the release bound to its sidecar, crash-safely (module docstring); returns the
     files written (data, SA-table, sidecar). Refuses to overwrite an existing release
     without ``force`` and any of ``inputs`` always.
@@ -242,8 +242,13 @@ def save_release(release: Release, path: str | os.PathLike, *, force: bool = Fal
     withheld counts and the certificate's per-adversary counts of absent people (by default
     none of them is written: paper 004 randomizes the number R-suppression withholds to
     hide it); ``publish_identifier_names``: also publish the names of the dropped identifier
-    columns. ``None`` keeps what the release records (a loaded release keeps its choice)."""
+    columns. ``None`` keeps what the release records (a loaded release keeps its choice).
+    ``sign_key``: the publisher's Ed25519 private key — the sidecar is signed (:mod:`.signing`)."""
     path = check_release_output(path, force=force, inputs=inputs)
+    if sign_key is not None:
+        from .signing import check_private_key
+
+        check_private_key(sign_key)  # a bad key fails before anything is written
     _counts_add_up(release)
     base = sidecar_record(release, publish_suppressed_count=publish_suppressed_count,
                           publish_identifier_names=publish_identifier_names)
@@ -254,7 +259,7 @@ def save_release(release: Release, path: str | os.PathLike, *, force: bool = Fal
                  "content_sha256": content_digest(release.data, release.sa_table)}
         if release.sa_table is not None:
             files.update(sa_rows=len(release.sa_table), sa_dtypes=_dtypes(release.sa_table))
-        side = {**base, "files": files}
+        side = _signed({**base, "files": files}, sign_key)
         side["digest"] = self_digest(side)
         return commit(path, {path: db_writer(release.data, release.sa_table, side, path.suffix)})
     fmt = FRAME_SUFFIXES[path.suffix.lower()]
@@ -275,13 +280,21 @@ def save_release(release: Release, path: str | os.PathLike, *, force: bool = Fal
         writers[sp] = sa_writer
 
     def sidecar_writer(tmp: Path) -> None:  # runs last: the digests are known by then
-        side = {**base, "files": {**written["data"], **written.get("sa", {})}}
+        side = _signed({**base, "files": {**written["data"], **written.get("sa", {})}}, sign_key)
         side["digest"] = self_digest(side)
         tmp.write_text(json.dumps(side, indent=2, default=json_default))
 
     writers[sidecar_path(path)] = sidecar_writer
     deletes = [sp] if release.sa_table is None and sp.exists() else []
     return commit(path, writers, deletes=deletes)
+
+
+def _signed(side: dict[str, Any], sign_key: Any) -> dict[str, Any]:
+    if sign_key is None:
+        return side
+    from .signing import sign
+
+    return sign(side, sign_key)
 
 
 # ---------------------------------------------------------------------------------------
@@ -368,10 +381,31 @@ def _check_sa_table(data: pd.DataFrame, sa_table: pd.DataFrame, sa: str, where: 
                         path=where)
 
 
-def load_release(path: str | os.PathLike) -> Release:
+def load_release(path: str | os.PathLike, *, public_key: str | os.PathLike | None = None) -> Release:
     """Load a release from its data file, its sidecar, or a database file; verify that the
-    files are bound to the sidecar (digests, counts) and that the sidecar's claims hold on
-    the published rows before returning it."""
+    files are bound to the sidecar (digests, counts), that the sidecar's claims hold on the
+    published rows, and — with ``public_key`` — that the publisher's signature verifies
+    (:mod:`.signing`) before returning it. ``meta["signature_verified"]`` (in memory) holds the
+    verified key's fingerprint."""
+    from .signing import verify
+
+    p = Path(path)
+    side = None if p.is_dir() or p.suffix.lower() in DB_SUFFIXES else sidecar_path(data_path_of(p))
+    if public_key is not None and side is not None and side.is_file():
+        # the signature first: an edited release is named as such, before any other check
+        try:
+            raw = json.loads(side.read_text(), parse_constant=lambda c: float(c))
+        except (OSError, ValueError, UnicodeDecodeError):
+            raw = None
+        if isinstance(raw, dict):
+            verify(raw, public_key, path)
+    release = _load_release(path)
+    if public_key is not None:
+        release.meta["signature_verified"] = verify(release.meta, public_key, path)
+    return release
+
+
+def _load_release(path: str | os.PathLike) -> Release:
     path = Path(path)
     if path.is_dir() or not path.name or path.name in (".", ".."):
         raise DataError(f"{path} is a directory, not a release (give its data file, its .json sidecar or its "

@@ -250,7 +250,7 @@ def _show(v: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-TOP_KEYS = ("format", "digest", "files", "openbook_version", "kind", "qi_recoding", "schema", "model", "algorithm", "n_input",
+TOP_KEYS = ("format", "digest", "signature", "files", "openbook_version", "kind", "qi_recoding", "schema", "model", "algorithm", "n_input",
             "n_published", "n_suppressed", "n_groups", "levels", "source", "sa_reference", "check", "skew",
             "certificate", "publish")
 
@@ -305,6 +305,12 @@ def validate(meta: Any, where: Any, *, kinds: Any, database: bool | None = False
         _skew(c, meta["skew"])
     if "certificate" in meta:
         _certificate(c, meta["certificate"])
+    if "signature" in meta:
+        sig = c.obj(meta["signature"], "signature")
+        c.keys(sig, "signature", ("algorithm", "key", "value"), ("algorithm", "key", "value"))
+        c.choice(sig["algorithm"], "signature.algorithm", ("ed25519",))
+        for k in ("key", "value"):
+            c.string(sig[k], f"signature.{k}")
     if "publish" in meta:
         pub = c.obj(meta["publish"], "publish")
         c.keys(pub, "publish", OPT_INS)
