@@ -76,7 +76,8 @@ def check_levels(args: argparse.Namespace) -> dict[str, Any]:
                                          sampling_fraction=args.sampling_fraction,
                                          threshold=args.reid_threshold, population=_population(args)).summary()
     else:
-        if args.input and not getattr(args, "qi", None) and not getattr(args, "config", None) and "://" not in args.input:
+        if (args.input and not getattr(args, "qi", None) and not getattr(args, "config", None)
+                and "://" not in args.input and Path(args.input).is_file()):
             from ..errors import SchemaError
             from ..release.io import sidecar_path
 
