@@ -6,6 +6,7 @@ leaves every file under the test's folder as it was (the ``refused`` fixture). T
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 
@@ -48,6 +49,28 @@ def ws(tmp_path, small_frame, capsys):
                                          '[model]\nspec = "k=2"\n[algorithm]\nname = "mondrian"\nstrickt = true\n'
                                          '[output]\npath = "o.csv"\n')
     (tmp_path / "ref.csv").write_text("v,n\nflu,x\n")
+    (tmp_path / "deep.toml").write_text("[input]\na = " + "[" * 3000 + "]" * 3000 + "\n")
+    os.mkfifo(tmp_path / "pipe.csv")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table([pa.array([1, 2, 3]), pa.array([4, 5, 6]), pa.array(["a", "b", "c"])],
+                            names=["age", "age", "d"]), tmp_path / "dup.parquet")
+    pq.write_table(pa.table([pa.array([[1], [2], [3]]), pa.array(["a", "b", "c"])], names=["lst", "d"]),
+                   tmp_path / "list.parquet")
+    (tmp_path / "inf.csv").write_text("age,zip,disease\n20,a,flu\ninf,a,hiv\n30,b,flu\n40,b,cold\n")
+    con = sqlite3.connect(tmp_path / "other.sqlite")
+    con.execute("CREATE TABLE people (age INTEGER, disease TEXT)")
+    con.commit()
+    con.close()
+    shutil.copy(tmp_path / "other.sqlite", tmp_path / "src.sqlite")
+    import duckdb
+
+    dcon = duckdb.connect(str(tmp_path / "src.duckdb"))
+    dcon.execute("CREATE TABLE people AS SELECT 30 AS age, 'flu' AS disease")
+    dcon.close()
+    (tmp_path / "nokind").mkdir()
+    (tmp_path / "nokind" / "registry.json").write_text('{"releases": [{"name": "a", "file": "a.csv"}]}')
     (tmp_path / "gid.csv").write_text("gid,zip,disease,count\n1,a,flu,x\n2,a,hiv,y\n3,b,flu,x\n4,b,cold,y\n"
                                       "5,a,cold,x\n6,b,hiv,y\n")
     head = f'[input]\npath = "{p}"\n[schema]\nqi = ["age:numeric", "zip"]\nsa = "disease"\n'
@@ -321,6 +344,26 @@ CASES: dict[str, tuple[list[str], str]] = {
     "config: a certificate key under [model]": (["anonymize", "--config", "{tmp}/misplaced.toml"], "[certify]"),
     "config: spec and a model key together": (["anonymize", "--config", "{tmp}/spec-and-key.toml"], "spec"),
     "config: a hierarchy that is no path": (["anonymize", "--config", "{tmp}/hier-number.toml"], "hierarchies"),
+    "config nested thousands deep": (["anonymize", "--config", "{tmp}/deep.toml"], "nested"),
+    "input a named pipe": (["check", "{tmp}/pipe.csv", "--qi", "age", "--sa", "disease"], "regular file"),
+    "input a device": (["check", "/dev/zero", "--qi", "age", "--sa", "disease", "--format", "csv"], "regular file"),
+    "parquet naming a column twice": (["check", "{tmp}/dup.parquet", "--qi", "age", "--sa", "d"], "twice"),
+    "parquet list column as a QI": (["check", "{tmp}/list.parquet", "--qi", "lst", "--sa", "d"], "lst"),
+    "infinite number in a numeric QI": (["anonymize", "{tmp}/inf.csv", "--qi", "age:numeric,zip", "--sa", "disease",
+                                         "-m", "k=2", "--no-certify", "-o", "{tmp}/o.csv"], "infinite"),
+    "output under a file": (["anonymize", "{data}", *BASE, "-m", "k=2", "-o", "{data}/r.csv"], "not a folder"),
+    "output name too long": (["anonymize", "{data}", *BASE, "-m", "k=2", "-o", "{tmp}/" + "a" * 300 + ".csv"],
+                             "too long"),
+    "registry name '.'": (["registry", "add", "{tmp}/reg", "{rel}", "--name", "."], "name"),
+    "registry into a database of other tables": (["registry", "add", "{tmp}/other.sqlite", "{rel}", "--no-audit"],
+                                                 "other tables"),
+    "registry entry without kind": (["registry", "list", "{tmp}/nokind"], "registry"),
+    "query that copies to a file": (["check", "duckdb:///{tmp}/src.duckdb", "--qi", "age", "--sa", "disease",
+                                     "--query", "COPY (SELECT 1) TO 'copied.csv'"], "query"),
+    "query that attaches a database": (["check", "{tmp}/src.sqlite", "--qi", "age", "--sa", "disease", "--query",
+                                        "ATTACH DATABASE 'attached.db' AS e"], "query"),
+    "query of two statements": (["check", "{tmp}/src.sqlite", "--qi", "age", "--sa", "disease", "--query",
+                                 "SELECT * FROM people; DROP TABLE people"], "query"),
 }
 
 

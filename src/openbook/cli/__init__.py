@@ -63,12 +63,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("openbook: interrupted", file=sys.stderr)
         return 130
+    except RecursionError:  # a TOML, JSON or sidecar nested thousands deep
+        print("openbook: error: an input is nested too deeply to read (a TOML or JSON file of thousands of "
+              "nested levels)", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # the reader of stdout went away (``| head``): stop quietly
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         except OSError:
             pass
         return 141
+    except OSError as exc:  # the file system refused (disk full, a file too large, permissions)
+        where = f": {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"openbook: error: {exc.strerror or exc}{where} (nothing was left half-written)", file=sys.stderr)
+        return 2
     finally:
         if saved is None:
             os.environ.pop("OPENBOOK_PROGRESS", None)

@@ -221,13 +221,18 @@ class Finalizer:
             if dtype == "text":
                 nums = parse_numbers([vals[i] for i in live])
                 bad_lut = np.zeros(len(vals) + 1, dtype=bool)
-                bad_lut[live + 1] = np.isnan(np.asarray(nums, dtype=np.float64)) if len(live) else []
+                bad_lut[live + 1] = ~np.isfinite(np.asarray(nums, dtype=np.float64)) if len(live) else []
                 if bad_lut.any():
                     pos, first = locate(name, bad_lut)
                     raise non_numeric_error(vals[first], pos, _rows_with(bad_lut, codes, weights), name)
                 values = np.asarray(nums, dtype=np.float64)
             else:
                 values = np.asarray([vals[i] for i in live], dtype=np.float64)
+                if not np.isfinite(values).all():
+                    bad_lut = np.zeros(len(vals) + 1, dtype=bool)
+                    bad_lut[live + 1] = ~np.isfinite(values)
+                    pos, first = locate(name, bad_lut)
+                    raise non_numeric_error(vals[first], pos, _rows_with(bad_lut, codes, weights), name)
             if hierarchy is not None:
                 cats = np.asarray(hierarchy.leaves)
                 try:

@@ -96,7 +96,8 @@ def _encode_column(s: pd.Series, col: Column, hierarchy: Any) -> EncodedColumn:
 
     if col.kind == "numeric":
         values = pd.to_numeric(s, errors="coerce")
-        bad = values.isna().to_numpy() & ~s.isna().to_numpy()
+        # not a number, or not a finite one ("inf" would publish as a range ending at -2^63)
+        bad = (values.isna().to_numpy() & ~s.isna().to_numpy()) | np.isinf(values.to_numpy(dtype=np.float64))
         if bad.any():
             pos = int(np.flatnonzero(bad)[0])
             raise non_numeric_error(s.iloc[pos], pos, int(bad.sum()), col.name)
@@ -162,10 +163,11 @@ def lookup_error(value: Any, n_rows: int, column: str, what: str = "its hierarch
 
 
 def non_numeric_error(value: Any, pos: int, n_rows: int, column: str) -> SchemaError:
-    """The error for a value of a numeric column that is not a number."""
+    """The error for a value of a numeric column that is not a (finite) number."""
+    what = "infinite" if str(value).strip().lstrip("+-").lower() in ("inf", "infinity") else "non-numeric"
     return SchemaError(
-        f"non-numeric value {value!r} in numeric column {column!r} (row {pos}, {n_rows} such value(s))",
-        column=column,
+        f"{what} value {value!r} in numeric column {column!r} (row {pos}, {n_rows} such value(s)): a numeric QI "
+        "holds finite numbers", column=column,
     )
 
 

@@ -70,6 +70,9 @@ def read_table(
                 na_values=[""],
             )
         elif fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            check_columns(list(pq.read_schema(path).names), path)
             df = pd.read_parquet(path)
         elif fmt == "sqlite":
             df = _read_sqlite(path, table=table, query=query)
@@ -77,11 +80,13 @@ def read_table(
             df = _read_duckdb(path, table=table, query=query)
         else:
             raise DataError(f"unknown table format {fmt!r} for {path} (use csv, parquet, sqlite or duckdb)", path=path)
-    except DataError:
+    except (DataError, ParameterError):
         raise
     except Exception as exc:  # pandas/pyarrow/sqlite raise many types; report one line
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataError(f"cannot read {path} as {fmt}: {reason}", path=path) from exc
+    check_columns([str(c) for c in df.columns], path)
+    check_scalar_cells(df, path)
     if fmt == "csv":
         df = numeric_where_possible(df)
     return df.reset_index(drop=True)
@@ -108,9 +113,10 @@ def read_source(
 
     src = FileSource(path, fmt, sep="\t" if fmt == "csv" and path.suffix == ".tsv" else ",")
     try:
-        src.column_names  # the header (CSV) or schema (Parquet): a file pandas must read says so now
+        names = src.column_names  # the header (CSV) or schema (Parquet): a file pandas must read says so now
     except NeedsPandas:
         return read_table(source, format=format, table=table, query=query)
+    check_columns(names, path)
     return src
 
 
@@ -121,12 +127,48 @@ def column_names(data: Any) -> list[str]:
 
 
 def _existing_file(text: str) -> Path:
+    import os
+    import stat
+
     path = Path(text)
-    if not path.exists():
-        raise DataError(f"no such file: {path}", path=path)
-    if path.is_dir():
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise DataError(f"no such file: {path}", path=path) from None
+    except OSError as exc:
+        raise DataError(f"cannot read {path}: {exc.strerror or exc}", path=path) from None
+    if stat.S_ISDIR(mode):
         raise DataError(f"{path} is a directory, not a table file", path=path)
+    if not stat.S_ISREG(mode):  # a pipe or a device would be read forever
+        raise DataError(f"{path} is not a regular file (a pipe, socket or device): save the table to a file first",
+                        path=path)
+    if not os.access(path, os.R_OK):
+        raise DataError(f"cannot read {path}: permission denied", path=path)
     return path
+
+
+def check_columns(names: list[str], where: Any) -> None:
+    """A table naming one column twice is refused (a reader could not tell which is meant)."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise DataError(f"{where}: the table names column {name!r} twice", path=where)
+        seen.add(name)
+
+
+def check_scalar_cells(df: Any, where: Any) -> None:
+    """A column whose cells hold lists, arrays or mappings (a Parquet list or struct column) is
+    refused: openbook reads one value per cell."""
+    import numpy as np
+
+    for c in df.columns:
+        s = df[c]
+        if s.dtype != object or not len(s):
+            continue
+        first = s.dropna()
+        if len(first) and isinstance(first.iloc[0], (list, tuple, dict, set, np.ndarray)):
+            raise DataError(f"{where}: column {c!r} holds {type(first.iloc[0]).__name__} values, not one value per "
+                            "cell", path=where)
 
 
 def _check_header(path: Path, delim: str) -> None:
@@ -173,11 +215,34 @@ def _sql_text(table: str | None, query: str | None) -> str:
     if (table is None) == (query is None):
         raise ParameterError("give exactly one of table= or query= for a database source", parameter="table")
     if query is not None:
-        return query
+        return read_only_query(query)
     assert table is not None
     if not table.replace("_", "").replace(".", "").isalnum():
         raise ParameterError(f"table name {table!r} is not a plain identifier", parameter="table", value=table)
     return f'SELECT * FROM "{table}"' if "." not in table else f"SELECT * FROM {table}"
+
+
+#: the first word a ``--query`` may start with: it reads, it never writes
+_READ_KEYWORDS = ("select", "with", "values", "table", "from")
+
+
+def read_only_query(query: str) -> str:
+    """``--query`` as given, when it is one statement that reads (``SELECT``/``WITH``/...):
+    ``COPY … TO``, ``ATTACH``, ``PRAGMA`` and every other statement are refused in one line —
+    a read-only connection alone does not stop them writing files."""
+    q = query.strip().rstrip(";").strip()
+    words = q.split(None, 1)
+    if not words or words[0].lower() not in _READ_KEYWORDS or ";" in q:
+        raise ParameterError(f"--query must be one statement that reads (SELECT or WITH), got {query[:60]!r}",
+                             parameter="query", value=query)
+    return q
+
+
+def _deny_writes(action: int, *args: Any) -> int:
+    """SQLite authorizer: no ATTACH/DETACH, no pragma, no writes (defence beside the keyword check)."""
+    denied = {sqlite3.SQLITE_ATTACH, sqlite3.SQLITE_DETACH, sqlite3.SQLITE_PRAGMA, sqlite3.SQLITE_INSERT,
+              sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE, sqlite3.SQLITE_CREATE_TABLE, sqlite3.SQLITE_DROP_TABLE}
+    return sqlite3.SQLITE_DENY if action in denied else sqlite3.SQLITE_OK
 
 
 def _read_sqlite(path: Path, *, table: str | None, query: str | None) -> pd.DataFrame:
@@ -186,6 +251,7 @@ def _read_sqlite(path: Path, *, table: str | None, query: str | None) -> pd.Data
     sql = _sql_text(table, query)
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
+        con.set_authorizer(_deny_writes)
         return pd.read_sql_query(sql, con)
     finally:
         con.close()
@@ -197,6 +263,7 @@ def _read_duckdb(path: Path, *, table: str | None, query: str | None) -> pd.Data
     sql = _sql_text(table, query)
     con = duckdb.connect(str(path), read_only=True)
     try:
+        con.execute("SET enable_external_access = false")  # no COPY … TO, no ATTACH, no reading other files
         return con.execute(sql).df()
     finally:
         con.close()

@@ -51,7 +51,7 @@ from .sidecar import check_against_data, validate
 LOCK_TIMEOUT = 60.0
 
 INDEX = "registry.json"
-_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$")  # no leading dot: never ".", ".." or hidden
 
 
 def _now() -> str:
@@ -129,11 +129,37 @@ class ReleaseRegistry:
             entries = json.loads(idx.read_text())["releases"]
             if not isinstance(entries, list) or not all(
                     isinstance(e, dict) and isinstance(e.get("name"), str) and isinstance(e.get("file"), str)
-                    for e in entries):
+                    and isinstance(e.get("kind"), str) for e in entries):
                 raise TypeError("entries")
             return entries
         except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
             raise DataError(f"registry index {idx} is unreadable (not an openbook registry index)", path=idx) from exc
+
+    def _refuse_foreign_database(self) -> None:
+        """A database file that holds tables of its own and no registry index is somebody's data
+        (an input, say): the registry never writes into it."""
+        if not self.is_db or not self.path.exists():
+            return
+        try:
+            con = self._connect(read_only=True)
+            try:
+                if self._has_index(con):
+                    return
+                if self.path.suffix.lower() in (".duckdb", ".ddb"):
+                    tables = [r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()]
+                else:
+                    tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()]
+            finally:
+                con.close()
+        except (DataError, ParameterError):
+            raise
+        except Exception as exc:  # sqlite3 / duckdb: a file that is no database
+            raise DataError(f"{self.path} is not a readable openbook registry: "
+                            f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}", path=self.path) from exc
+        if tables:
+            raise ParameterError(f"{self.path} is a database holding other tables ({', '.join(sorted(tables)[:3])}), "
+                                 "not a release registry: choose another path", parameter="registry",
+                                 value=str(self.path))
 
     def names(self) -> list[str]:
         return [e["name"] for e in self.list()]
@@ -148,9 +174,11 @@ class ReleaseRegistry:
         linkage audit — runs on the earlier ``(name, release)`` pairs inside the same lock,
         so no other add can slip in between the audit and the write."""
         if name is not None and not _NAME.match(name):
-            raise ParameterError(f"registry name {name!r}: use letters, digits, '_', '-', '.'", parameter="name",
+            raise ParameterError(f"registry name {name!r}: use letters, digits, '_', '-', '.' (not first)",
+                                 parameter="name",
                                  value=name)
         with self._lock(exclusive=True):
+            self._refuse_foreign_database()
             entries = self._list()
             name = name or f"release-{len(entries) + 1:04d}"
             if name in {e["name"] for e in entries}:
