@@ -54,6 +54,74 @@ KEYS = {
 }
 
 
+#: what each key means, for the reference page (docs/config.md) and the JSON Schema
+#: (docs/config.schema.json): section -> key -> (meaning, default)
+DOCS: dict[str, dict[str, tuple[str, str]]] = {
+    "input": {"path": ("a CSV, Parquet, SQLite or DuckDB file, or a database URL (relative to the config file)", "—"),
+              "dataset": ("a built-in dataset instead: adult, adult-train, synthetic", "—"),
+              "data_dir": ("where to look for the dataset's files", "the usual places"),
+              "format": ("csv, parquet, sqlite or duckdb when the suffix does not say", "from the suffix"),
+              "table": ("a database's table", "—"), "query": ("a database query (one SELECT or WITH)", "—")},
+    "schema": {"qi": ("the quasi-identifiers, each NAME or NAME:KIND (numeric, categorical, ordinal)", "—"),
+               "sa": ("the sensitive attribute, NAME or NAME:KIND", "—"),
+               "sensitive_sets": ("named sets of SA values: a table NAME = [values] (or \"NAME=v1|v2\")", "none"),
+               "keep": ("other columns published unchanged", "none"),
+               "identifiers": ("columns dropped from every release", "none"),
+               "missing": ("error, drop or value: what a missing QI or SA value does", "error"),
+               "kinds": ("a table NAME = KIND (numeric, categorical, ordinal)", "from qi/sa")},
+    "output": {"path": ("the release's data file (.csv, .parquet, .sqlite, .duckdb; relative to the config file)", "—"),
+               "kind": ("generalized or bucketized", "the algorithm's"),
+               "t_reference": ("t-closeness: published, input, or a table value = count", "published"),
+               "publish_suppressed_count": ("write the input and suppressed counts into the sidecar", "false"),
+               "publish_identifier_names": ("write the dropped identifier columns' names into the sidecar", "false"),
+               "sign_key": ("sign the release with this Ed25519 private key (`openbook key new`)", "unsigned")},
+    "certify": {"max_risk": ("the sensitive-value line's target (a posterior bound in (0, 1])", "1/ℓ, α, t, or nobody "
+                                                                                                 "certain"),
+                "max_reid_risk": ("the identity line's target (re-identification risk in (0, 1]; 1 accepts exact QIs)",
+                                  "1/k, else 0.2"),
+                "worlds": ("the replay adversary's sampled worlds per unit too large to enumerate", "2000"),
+                "enabled": ("false writes the release uncertified (--no-certify)", "true"),
+                "against_registry": ("earlier releases to certify against (a registry folder or database)", "none")},
+}
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a run configuration (its TOML read as JSON):
+    docs/config.schema.json is this, and a test keeps them equal."""
+    types = {str: {"type": "string"}, int: {"type": "integer"}, bool: {"type": "boolean"},
+             float: {"type": "number"}, list: {"type": "array", "items": {"type": "string"}},
+             dict: {"type": "object"}}
+
+    def one(t: Any) -> dict[str, Any]:
+        if isinstance(t, tuple):
+            opts = [types[x] for x in t]
+            if {"type": "integer"} in opts and {"type": "number"} in opts:
+                opts.remove({"type": "integer"})
+            return opts[0] if len(opts) == 1 else {"anyOf": opts}
+        return dict(types[t])
+
+    props: dict[str, Any] = {}
+    for section, keys in KEYS.items():
+        props[section] = {"type": "object", "additionalProperties": False,
+                          "properties": {k: {**one(t), "description": f"{DOCS[section][k][0]} (default: "
+                                                                       f"{DOCS[section][k][1]})"}
+                                         for k, t in keys.items()}}
+    props["hierarchies"] = {"type": "object", "description": "column = hierarchy: an ARX CSV path, auto, adult:arx, "
+                                                               "adult:paper001", "additionalProperties": {"type": "string"}}
+    props["model"] = {"type": "object", "description": "spec = \"l=3\" (the -m syntax), or a model's own keys "
+                                                         "(model = NAME, its parameters)",
+                      "oneOf": [{"required": ["spec"], "properties": {"spec": {"type": "string"}},
+                                 "additionalProperties": False},
+                                {"required": ["model"], "properties": {"model": {"type": "string"}},
+                                 "not": {"required": ["spec"]}}]}
+    props["algorithm"] = {"type": "object", "description": "name = an algorithm of `anonymize --help`; every other key "
+                                                             "is that algorithm's parameter (seed, levels, p, ...)",
+                          "properties": {"name": {"type": "string"}, "seed": {"type": "integer", "minimum": 0}}}
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "openbook-run-config",
+            "title": "openbook run configuration (anonymize --config FILE.toml)", "type": "object",
+            "additionalProperties": False, "properties": props}
+
+
 def _home(key: str) -> str | None:
     """The section a key of :data:`KEYS` belongs to (the first that declares it)."""
     for section, keys in KEYS.items():

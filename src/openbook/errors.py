@@ -7,7 +7,24 @@ with code 2 (DESIGN.md, "Examples to follow": Tumult Core's typed exceptions).
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any
+
+#: who is reading openbook's messages: ``"cli"`` (set by the command line) or ``"python"`` (the
+#: Python API, the default): a message names the option the reader can give — ``--missing drop``
+#: on the command line, ``missing='drop'`` in Python (:func:`option`)
+INTERFACE: contextvars.ContextVar[str] = contextvars.ContextVar("openbook_interface", default="python")
+
+
+def option(name: str, value: Any = None) -> str:
+    """An option as the reader spells it: ``option("max_risk", 0.5)`` is ``--max-risk 0.5`` on
+    the command line and ``max_risk=0.5`` in Python; without a value, the bare ``--max-risk`` /
+    ``max_risk=``."""
+    if INTERFACE.get() == "cli":
+        flag = "--" + name.replace("_", "-")
+        return flag if value is None else f"{flag} {value}"
+    key = name.replace("-", "_")
+    return f"{key}=" if value is None else f"{key}={value!r}"
 
 
 class OpenbookError(Exception):
@@ -84,3 +101,19 @@ class RiskError(OpenbookError):
 class PrivacyLeakWarning(UserWarning):
     """A choice that leaks: an undeclared column published, a minimality-following algorithm
     where an attack-resistant one exists, ... (after diffprivlib's warning of that name)."""
+
+
+class DataWarning(UserWarning):
+    """A fact about the input a publisher must know, printed as one ``openbook: warning:`` line:
+    rows dropped for missing values (``--missing drop``), ..."""
+
+
+def warn_dropped(n_dropped: int, n_rows: int, source: Any = None) -> None:
+    """``--missing drop`` says how many rows it dropped (they are in no release and no count)."""
+    import warnings
+
+    if n_dropped:
+        where = f" of {source}" if source else ""
+        warnings.warn(f"--missing drop: {n_dropped:,} of {n_rows:,} rows{where} had a missing QI or SA value and were "
+                      "dropped before anonymization (they are in no release, and not among its suppressed rows)",
+                      DataWarning, stacklevel=3)

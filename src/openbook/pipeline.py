@@ -13,6 +13,7 @@ from .data.loaders import column_names, read_source, read_table
 from .data.schema import Schema
 from .data.table import EncodedTable, encode
 from .errors import (
+    option,
     DataError,
     HierarchyError,
     ParameterError,
@@ -91,7 +92,7 @@ def input_spec(cfg: RunConfig) -> tuple[Any, Schema, dict[str, Any], str]:
     if undeclared and not dataset:
         warnings.warn(
             f"columns {', '.join(undeclared)} are neither QI nor SA and are dropped from the release "
-            "(declare them with keep= to publish them)",
+            f"(declare them with {option('keep')} to publish them)",
             PrivacyLeakWarning,
             stacklevel=3,
         )

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from ..data.table import EncodedTable
-from ..errors import InfeasibleError, ParameterError
+from ..errors import InfeasibleError, ParameterError, option
 from ..models.base import PrivacyModel
 from ..params import Constraint, Integer, Optional, validate_params
 from ..release import Partition
@@ -91,7 +91,7 @@ class Anonymizer(ABC):
             need = part.n_suppressed / max(n_rows, 1)
             raise InfeasibleError(
                 f"{self.name} suppresses {part.n_suppressed} of {n_rows} rows ({need:.2%}), above "
-                f"max_suppression={float(self.max_suppression):g}; allow at least --max-suppression "
+                f"max_suppression={float(self.max_suppression):g}; allow at least {option('max_suppression')} "
                 f"{np.ceil(need * 10000) / 10000:g} or choose another algorithm", model=self.model)
 
     def recode(self, table: EncodedTable) -> tuple[EncodedTable, Partition]:

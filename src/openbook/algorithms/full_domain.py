@@ -3,11 +3,23 @@ setting of paper 001 §4.1), with optional suppression of the classes that viola
 
 This is the QI-only baseline of the foundation: every value of QI column j is replaced by
 its ancestor at ``levels[j]`` of the column's hierarchy; rows of classes that still fail the
-model are suppressed when ``max_suppression`` allows it.
+model are suppressed when ``max_suppression`` allows it (:func:`suppressed_classes`, the
+decision an adversary who knows the algorithm replays on the absent people's possible SA
+values: :mod:`openbook.attacks.absence`).
+
+**t-closeness with suppression** (issue 26). A class is judged against the table's SA
+distribution; every reader checks the release against the *published* rows' distribution. A
+class that holds against the first may fail against the second, so the release would fail its
+own verification, and which classes fail depends on the suppressed rows' values. The decision
+therefore suppresses the classes failing against the input's distribution, then, while a kept
+class fails against the distribution of the kept classes, those too: every published class
+holds against both, and the adversary replays the same decision (the suppressed rows' values
+enter it only through the input's distribution, which it sums over).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Sequence
 
 import numpy as np
@@ -18,6 +30,30 @@ from ..errors import InfeasibleError
 from ..params import Integer, ListOf, Optional, Real, fail
 from ..release import Partition
 from .base import Anonymizer
+
+
+def _compares_with_table(model: Any) -> bool:
+    from ..models.t_closeness import TCloseness
+
+    return any(isinstance(m, TCloseness) for m in (getattr(model, "models", None) or [model]))
+
+
+def suppressed_classes(counts: np.ndarray, domain: Any, model: Any) -> np.ndarray:
+    """Which classes full-domain recoding suppresses (bool per row of ``counts``, the classes'
+    SA counts; ``domain.global_counts``: the input's distribution): those failing ``model``;
+    for a model that compares a class with the table's distribution, then also every kept class
+    failing it against the kept classes' distribution, until none does (module docstring)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    bad = ~np.asarray(model.holds(counts, domain), dtype=bool)
+    if not _compares_with_table(model):
+        return bad
+    while (~bad).any():
+        kept = counts[~bad].sum(axis=0)
+        more = ~bad & ~np.asarray(model.holds(counts, dataclasses.replace(domain, global_counts=kept)), dtype=bool)
+        if not more.any():
+            break
+        bad |= more
+    return bad
 
 
 class FullDomainGeneralization(Anonymizer):
@@ -68,7 +104,7 @@ class FullDomainGeneralization(Anonymizer):
         gen = [table.hierarchy(n).generalize(table.columns[n].codes, lv) for n, lv in zip(table.qi_names, levels)]
         cls, n_cls = group_ids(gen)
         counts = table.group_sa_counts(cls, n_cls)
-        ok = self.model.holds(counts, table.sa_domain)
+        ok = ~suppressed_classes(counts, table.sa_domain, self.model)
         bad_rows = ~ok[cls]
         n_bad = int(bad_rows.sum())
         if n_bad > float(self.max_suppression) * table.n_rows:

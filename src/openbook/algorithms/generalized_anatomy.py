@@ -123,8 +123,22 @@ class GeneralizedAnatomy(Anonymizer):
         target = attribute_target(self.model, self.max_risk)
         requirement = attribute_requirement(self.model, target)
         dom = table.sa_domain
-        name, _ = sensitive_set_of(self.model)
+        name, set_mode = sensitive_set_of(self.model)
         mask = None if name is None else dom.sensitive_mask(name)
+        if target.posterior is not None:  # ℓ-eligibility (paper 004): no grouping keeps a value below its share
+            counts = np.asarray(dom.global_counts, dtype=np.int64)
+            watched = counts if mask is None else np.where(np.asarray(mask, bool), counts, 0)
+            if mask is not None and set_mode == "total":
+                watched = np.where(np.asarray(mask, bool), watched.sum(), 0)
+            top = int(np.argmax(watched))
+            if watched[top] > target.posterior * counts.sum() + 1e-9:
+                from ..errors import InfeasibleError, option
+
+                raise InfeasibleError(
+                    f"{self.name}: SA value {dom.values[top]!r} is in {int(watched[top]):,} of {int(counts.sum()):,} "
+                    f"rows, more than the target {target.posterior:.4g} allows in any group (the table is not "
+                    f"{1 / target.posterior:.4g}-eligible, paper 004); withhold dominant records first with "
+                    f"{option('skew', 'r-suppression')}, or relax the model", model=self.model)
         rng = np.random.default_rng(None if self.seed is None else [int(self.seed), SA_STREAM])
         group, g = sa_strata(table.sa_codes, dom, requirement, rng, sensitive_mask=mask, what=self.name)
         prov = self.provenance() | {"qi_k": k, "sa_requirement": requirement.describe(),

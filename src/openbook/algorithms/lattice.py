@@ -1,6 +1,6 @@
 """Full-domain generalization by lattice search (Samarati 2001; LeFevre et al., Incognito,
-SIGMOD 2005; Kohlmayer et al., Flash, 2012) — the global-recoding, minimality-following
-algorithm paper 001 §4.1 attacks.
+SIGMOD 2005; Kohlmayer et al., Flash, 2012) — the global-recoding algorithm paper 001 §4.1
+attacks.
 
 The *generalization lattice* has one node per level vector ``(l_1, …, l_d)``, ``0 <= l_j <=
 height_j`` of the QI hierarchies; node ``u`` generalizes node ``v`` when ``u >= v``
@@ -8,59 +8,65 @@ componentwise. A node *satisfies* the model when, after recoding every QI ``j`` 
 ``l_j``, the rows of the classes that violate the model are at most ``max_suppression · n``
 (those classes are suppressed).
 
-Output: the *minimal* satisfying nodes (no satisfying node anywhere strictly below —
-Samarati's k-minimal generalizations) and, among them, the one with the least information
-loss under ``metric`` (ties: smaller height, then lexicographic). ``all_minimal`` lists
-every minimal node; by default the search prunes on the metric (below) and lists the
-minimal nodes whose bound does not exceed the chosen node's metric — every node that could
-have been chosen — and chooses the same node. Metrics:
+Output: the satisfying node of least ``metric`` among **all** satisfying nodes — with a
+budget it need not be minimal: a node above a satisfying one may suppress fewer rows and
+lose less (ARX chooses the same way) — ties (metrics within ``TIE`` = 1e-12 relative of the
+least) to the least height, then the lexicographically least levels; and the *minimal*
+satisfying nodes (no satisfying node strictly below — Samarati's k-minimal
+generalizations): every one with ``all_minimal``, by default those whose bound (below) does
+not exceed the optimum. Metrics:
 
 ``"loss"``            mean over rows and QIs of ``(coverage(value) - 1) / (n_leaves - 1)``,
-                      a suppressed row counting 1 per QI (Iyengar's LM; ARX's "Loss").
+                      a suppressed row counting 1 per QI (Iyengar's LM; ARX's "Loss" with the
+                      arithmetic mean).
 ``"discernibility"``  ``Σ |class|² + n_suppressed · n`` (Bayardo & Agrawal).
 ``"precision"``       Sweeney's Prec loss: mean over QIs of ``level / height``.
 ``"height"``          sum of levels.
 
 Search (:mod:`.lattice_search`; proofs in ``docs/algorithms.md``):
 
+* Each metric has a *bound* per node that only grows upwards and that the metric never
+  falls below (:meth:`Lattice.node_bound`): the loss with nothing suppressed (a suppressed
+  row costs 1 per QI, at least what generalizing it costs, and suppression only adds), the
+  height and precision themselves, ``n² / #classes`` for discernibility. Any satisfying
+  node's metric is an upper bound on the optimum, so every node whose bound exceeds the
+  least metric known (plus the slack) is skipped with its up-set (ARX's "insufficient
+  utility", Flash §5). Nodes are visited in order of bound, then height.
 * *Upward closed* (:meth:`Lattice.upward_closed`: the model is monotonic and there is no
   budget or the model is *absorbing* — a satisfying class still satisfies after any rows
   join it): Flash's binary search on greedy chains with predictive tagging (a satisfying
-  node tags its up-set, a failing one its down-set) and, for absorbing models,
-  suppression-aware bounds from the rows kept below / suppressed above a node.
+  node tags its up-set, a failing one its down-set) and, for absorbing models with a
+  budget, suppression-aware bounds from the rows kept below / suppressed above a node.
 * Otherwise (entropy / recursive ℓ, (α,k), simple ℓ, ℓ-eligibility, t-closeness with a
   budget — a satisfying class that absorbs a suppressed minority can fail, fixtures in
   ``tests/unit/algorithms/test_lattice_minimal.py``): the same search on an absorbing
   *necessary* condition of the model (:mod:`.lattice_bounds`: at least ℓ distinct values,
-  a minimal class size, ...), whose failing nodes fail the model with their whole
-  down-set; then every node above no satisfying node is checked bottom-up, and a
-  satisfying one removes its up-set (not minimal, never checked).
-* Pruning on the metric (ARX's "insufficient utility", Flash §5; not for discernibility):
-  each metric has a bound that only grows upwards and that no node's metric is below — the
-  loss with nothing suppressed (a suppressed row costs 1 per QI, at least its
-  generalization), the height and precision themselves. Once a checked node is known to
-  be minimal (its direct predecessors all fail), every node whose bound exceeds its metric
-  (1e-12 of float slack) is skipped with its up-set: no minimal node there can be chosen.
-  A node whose bound does not exceed the least metric of the minimal nodes was never
-  skipped, nor any node below it (their bounds are no larger), so those minimal nodes are
-  found exactly. The chains then start from the nodes of least bound (then height).
+  a minimal class size, ...), whose failing nodes fail the model with their whole down-set.
+* Then (:meth:`Lattice.optimize`) every node not known to fail is visited in order of its
+  bound and checked when its state or metric is unknown (a satisfying node tagged by
+  prediction has an unknown loss under a budget; with no budget its loss is its bound),
+  until the bound exceeds the least metric found: no node beyond can reach it, so the
+  result is the optimum over all satisfying nodes, ties included. Every node whose bound
+  does not exceed the optimum is decided, and so is every node below it (their bounds are
+  no larger): the minimal nodes among them are exact.
 
 Nodes are evaluated on class counts, never rows (:mod:`.lattice_counts`): the distinct QI
 combinations with their SA counts, each node's classes rolled up from the cached node
-below it with the fewest classes. :class:`Lattice` takes an :class:`EncodedTable` or a
-:class:`LatticeData` (distinct code tuples and an SA count matrix from any source).
+below it with the fewest classes, and the model checked per class — in numba kernels
+(:mod:`.lattice_kernels`) on tables large enough to repay loading them. :class:`Lattice`
+takes an :class:`EncodedTable` or a :class:`LatticeData` (distinct code tuples and an SA
+count matrix from any source).
 
 ``n_checked`` counts the distinct nodes whose classes were computed — by the search or to
 value a candidate for the metric (ARX's "transformations checked" counts the same: nodes
-checked or whose information loss was computed). The loss of a minimal node that was not
-checked is computed only when its lower bound (the generalization loss with nothing
-suppressed) does not exceed the best value found; the others get ``None`` in
-``minimal_metric``.
+checked or whose information loss was computed). A minimal node's metric is ``None`` in
+``minimal_metric`` when it was not needed (its bound exceeds the optimum).
 
-Provenance: ``levels`` (chosen node), ``minimal_nodes``, ``minimal_metric``, ``n_nodes``,
-``n_checked``, ``metric`` and its value; the decision function :func:`node_satisfies` lets
-an adversary re-check any node. :func:`search_lattice` runs the search on any
-:class:`Lattice`; :mod:`.lattice_frequency` on a frequency table streamed from a file.
+Provenance: ``levels`` (chosen node), ``chosen_minimal`` (is it one of the minimal nodes),
+``minimal_nodes``, ``minimal_metric``, ``n_nodes``, ``n_checked``, ``metric`` and its value;
+the decision function :func:`node_satisfies` lets an adversary re-check any node.
+:func:`search_lattice` runs the search on any :class:`Lattice`; :mod:`.lattice_frequency`
+on a frequency table streamed from a file.
 """
 
 from __future__ import annotations
@@ -108,9 +114,9 @@ def lattice_data(table: EncodedTable) -> tuple[LatticeData, np.ndarray]:
     upper = math.prod(cards.tolist())
     if lk.wanted(table.n_rows) and 0 < table.n_rows and qi.shape[1] and upper < 2**62:
         n_sa = table.columns[table.sa_name].n_values
-        cls, first, counts = lk.compiled()["group_rows"](qi, cards, upper, table.sa_codes, n_sa)
-        if len(first) == 0 or first[0] >= 0:  # else a code out of range: LatticeData names it below
-            return LatticeData(qi[first], counts, hier, table.sa_domain, table.qi_names, distinct=True), cls
+        cls, leaf, counts, m = lk.compiled()["group_rows"](qi, cards, upper, table.sa_codes, n_sa)
+        if m >= 0:  # else a code out of range: LatticeData names it below
+            return LatticeData(leaf, counts, hier, table.sa_domain, table.qi_names, trusted=True), cls
     cls, m = group_ids(qi)
     rep = np.empty(m, dtype=np.int64)
     rep[cls] = np.arange(table.n_rows)
@@ -142,9 +148,9 @@ class Lattice:
             raise ParameterError(f"the full-domain lattice of these {self.d} QIs has {size:.3g} nodes, above the "
                                  f"{MAX_NODES:,} openbook searches; use fewer QIs or --algorithm mondrian",
                                  parameter="qi", value=size)
-        self.grid = Grid(self.heights)
+        self.grid = Grid.of(tuple(self.heights.tolist()))
         self.nodes, self.shape = self.grid.nodes, self.grid.shape
-        self.combos, self.combo_size = data.combos, data.sizes
+        self.combo_size = data.sizes
         self.absorbing = bool(model.monotonic) and bool(model.absorbing)
         self.condition = None if self.absorbing else necessary_condition(model, self.domain)
         size_only = isinstance(model, KAnonymity) and (self.condition is None or self.condition.size_only)
@@ -161,6 +167,10 @@ class Lattice:
         self._metric: str | None = None  # the metric optimised, while a search tracks its best value
         self.best = math.inf  # least metric of a satisfying node known
         self.chosen: int | None = None  # the optimum (optimize)
+
+    @property
+    def combos(self) -> np.ndarray:
+        return self.data.combos
 
     @property
     def n_checked(self) -> int:
@@ -311,6 +321,8 @@ class Lattice:
             for i in range(g.size):
                 state[i] = SAT if self._check(i)[0] else FAIL
         elif monotonic or (monotonic is None and self.upward_closed()):
+            if self.upward_closed():
+                state[self._projection_fails(None)] = FAIL
             bounds = self._mask_bounds() if self.absorbing and self.budget > 0 else None
 
             def check(i: int) -> bool:
@@ -319,7 +331,8 @@ class Lattice:
                     bounds.add(self.nodes[i], kept)
                 return sat
 
-            FlashSearch(g, check, bounds, prune=pruner, order=order, on_sat=on_sat).run(state)
+            FlashSearch(g, check, bounds, prune=pruner, order=order, on_sat=on_sat,
+                        sorted_prune=pruner is not None).run(state)
         else:
             self._search_not_closed(state, pruner, order)
         if prune is not None:
@@ -352,12 +365,55 @@ class Lattice:
                 bounds.add(self.nodes[i], kept)
                 return supp <= self.budget
 
-            cond_state = FlashSearch(g, check_cond, bounds, prune=pruner).run(np.zeros(g.size, dtype=np.int8))
+            cond_state = np.zeros(g.size, dtype=np.int8)
+            cond_state[self._projection_fails(cond)] = FAIL
+            known[cond_state == FAIL] = FAIL
+            FlashSearch(g, check_cond, bounds, prune=pruner, order=order, sorted_prune=pruner is not None).run(cond_state)
             known[(cond_state == FAIL) & (known == UNKNOWN)] = FAIL
             if pruner is not None:
                 known[(cond_state == PRUNED) & (known == UNKNOWN)] = PRUNED
         if pruner is None:
             bottom_up(g, known, dominated, lambda i: self._check(i)[0], None, order)
+
+    def _projection_fails(self, cond) -> np.ndarray:
+        """Nodes that fail without a check, from each QI alone (Incognito's subset property):
+        the classes of node ``u`` refine the classes of QI ``j`` at level ``u_j`` (the other
+        QIs ignored). For an absorbing predicate (``cond``, or the model when absorbing) a
+        failing class of that projection splits into failing classes of ``u``, so its rows
+        are suppressed at ``u``; with no budget and a monotonic model some class of ``u``
+        inside it fails (were all to hold, their union would). So ``u`` fails when, for
+        some QI ``j``, the rows of the failing classes of the projection at ``u_j`` exceed
+        the budget. Returns a mask over nodes (closed downwards)."""
+        data = self.data
+        size_only = cond.size_only if cond is not None else not self.engine.with_counts
+        worst = np.zeros(self.grid.size, dtype=np.int64)
+        n_sa = data.n_sa
+        for j, h in enumerate(data.h):
+            leaf = data.combo_t[j]
+            w = np.bincount(leaf, weights=data.sizes, minlength=h.n_leaves)
+            c = None
+            if not size_only:
+                idx = (leaf.astype(np.int64)[:, None] * n_sa + np.arange(n_sa)).ravel()
+                c = np.bincount(idx, weights=data.counts.ravel(), minlength=h.n_leaves * n_sa).reshape(-1, n_sa)
+            rows = np.zeros(h.height + 1, dtype=np.int64)
+            for lv in range(h.height + 1):
+                codes, r = data.level_codes[j][lv], data.level_radix[j][lv]
+                sizes = np.rint(np.bincount(codes, weights=w, minlength=r)).astype(np.int64)
+                counts = None
+                if c is not None:
+                    flat = (codes.astype(np.int64)[:, None] * n_sa + np.arange(n_sa)).ravel()
+                    counts = np.rint(np.bincount(flat, weights=c.ravel(), minlength=r * n_sa)).astype(np.int64)
+                    counts = counts.reshape(r, n_sa)
+                if cond is not None:
+                    ok = cond.holds(sizes, counts)
+                elif size_only:
+                    ok = sizes >= self.model.k
+                else:
+                    ok = np.asarray(self.model.holds(counts, self.domain), dtype=bool)
+                ok |= sizes == 0  # codes without rows
+                rows[lv] = int(sizes[~ok].sum())
+            worst = np.maximum(worst, rows[self.nodes[:, j]])
+        return worst > self.budget
 
     def optimize(self, state: np.ndarray, name: str) -> int:
         """The node of least ``name`` among all satisfying nodes, completing ``state``:
@@ -445,17 +501,19 @@ def node_satisfies(table: EncodedTable, model: PrivacyModel, levels, max_suppres
 
 
 class FullDomainSearch(Anonymizer):
-    """Optimal full-domain generalization over the hierarchy lattice, with suppression.
+    """Optimal full-domain generalization over the hierarchy lattice, with suppression: the
+    satisfying node of least metric (not necessarily a minimal one under a budget).
 
     Parameters
     ----------
     model: the privacy model every published class must satisfy.
     max_suppression: largest fraction of rows that may be suppressed (default 0).
     metric: ``"loss"`` (default), ``"discernibility"``, ``"precision"`` or ``"height"``.
-    all_minimal: find every minimal node (default ``False``: skip the nodes whose bound on
-        the metric exceeds the best minimal node's, as ARX's Flash does; the chosen node is
-        the same, ``minimal_nodes`` then lists the minimal nodes whose bound does not
-        exceed the chosen node's metric — every one that could have been chosen).
+    all_minimal: list every minimal node (default ``False``: skip the nodes whose bound on
+        the metric exceeds the least metric of a satisfying node, as ARX's Flash does;
+        ``minimal_nodes`` then lists the minimal nodes whose bound does not exceed the
+        optimum). The chosen node is the same either way: the optimum over all satisfying
+        nodes (ties: least height, then lexicographically least levels).
     """
 
     name = "full-domain-search"

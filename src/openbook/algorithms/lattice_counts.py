@@ -102,27 +102,36 @@ class LatticeData:
     domain: the SA domain the privacy models read (values, global counts, ...).
     qi_names: the QI names (default ``q0, q1, ...``).
     distinct: the caller guarantees the combinations are distinct (no merge pass).
+    trusted: ``combos`` is the ``(d, m)`` int32 transpose, distinct, with codes in range and
+        counts non-negative (what :func:`~.lattice.lattice_data` builds; nothing checked).
     """
 
     def __init__(self, combos, sa_counts, hierarchies, domain: SADomain, qi_names=None, *,
-                 distinct: bool = False) -> None:
-        combos = np.asarray(combos, dtype=np.int64)
-        counts = np.asarray(sa_counts, dtype=np.int64)
-        if combos.ndim != 2 or counts.ndim != 2 or len(combos) != len(counts):
-            raise ParameterError(f"combos {combos.shape} and sa_counts {counts.shape} must be (m, d) and (m, n_sa)",
-                                 parameter="combos")
+                 distinct: bool = False, trusted: bool = False) -> None:
         self.h = list(hierarchies)
-        self.d = combos.shape[1]
+        if trusted:
+            self.leaf, counts, self._combos = combos, sa_counts, None
+            self.d = self.leaf.shape[0]
+            distinct = True
+        else:
+            combos = self._combos = np.asarray(combos, dtype=np.int64)
+            counts = np.asarray(sa_counts, dtype=np.int64)
+            if combos.ndim != 2 or counts.ndim != 2 or len(combos) != len(counts):
+                raise ParameterError(f"combos {combos.shape} and sa_counts {counts.shape} must be (m, d) and "
+                                     f"(m, n_sa)", parameter="combos")
+            self.d = combos.shape[1]
         if len(self.h) != self.d:
             raise ParameterError(f"{len(self.h)} hierarchies for {self.d} QIs", parameter="hierarchies")
-        if counts.size and counts.min() < 0:
-            raise ParameterError("sa_counts must be non-negative", parameter="sa_counts")
-        self.leaf = np.ascontiguousarray(combos.T, dtype=np.int32) if self.d else np.zeros((0, len(combos)), np.int32)
-        if combos.size:
-            lo, hi = self.leaf.min(axis=1), self.leaf.max(axis=1)
-            for j, h in enumerate(self.h):
-                if lo[j] < 0 or hi[j] >= h.n_leaves or combos[:, j].max() != hi[j]:  # also: no int32 wrap
-                    raise ParameterError(f"QI {j}: codes outside 0..{h.n_leaves - 1}", parameter="combos")
+        if not trusted:
+            if counts.size and counts.min() < 0:
+                raise ParameterError("sa_counts must be non-negative", parameter="sa_counts")
+            self.leaf = np.ascontiguousarray(combos.T, dtype=np.int32) if self.d else \
+                np.zeros((0, len(combos)), np.int32)
+            if combos.size:
+                lo, hi = self.leaf.min(axis=1), self.leaf.max(axis=1)
+                for j, h in enumerate(self.h):
+                    if lo[j] < 0 or hi[j] >= h.n_leaves or combos[:, j].max() != hi[j]:  # also: no int32 wrap
+                        raise ParameterError(f"QI {j}: codes outside 0..{h.n_leaves - 1}", parameter="combos")
         self.domain = domain
         self.qi_names = list(qi_names) if qi_names is not None else [f"q{j}" for j in range(self.d)]
         self.heights = np.array([h.height for h in self.h], dtype=np.int64)
@@ -142,14 +151,14 @@ class LatticeData:
                 np.add.at(merged, ids, counts)
                 combos, counts = combos[first], merged
                 self.leaf = np.ascontiguousarray(combos.T, dtype=np.int32)
-        self.combos = combos
+            self._combos = combos
         self.combo_t = list(self.leaf)
         self.counts = counts
         self.sizes = counts.sum(axis=1)
         self.m, self.n_sa = counts.shape
         self.n = int(self.sizes.sum())
         # the kernels' tables: one row per (QI, level), leaf -> code and code -> loss
-        self.row = [np.cumsum([0] + [int(h) + 1 for h in self.heights.tolist()])[j] for j in range(self.d)]
+        self.row = np.cumsum([0] + [int(h) + 1 for h in self.heights.tolist()])[:self.d].tolist()
         n_rows = sum(int(h) + 1 for h in self.heights.tolist())
         width = max([h.n_leaves for h in self.h], default=1)
         self.code_table = np.zeros((max(n_rows, 1), width), dtype=np.int32)
@@ -160,12 +169,40 @@ class LatticeData:
             for lv, ls in enumerate(loss):
                 self.loss_table[r + lv, :len(ls)] = ls
         self._combo_codes: dict[tuple[int, int], np.ndarray] = {}
+        self._row_qi = np.repeat(np.arange(self.d), [int(h) + 1 for h in self.heights.tolist()])
+        self._code_table2: np.ndarray | None = None
+        self._filled = np.zeros(max(n_rows, 1), dtype=bool)
         #: loss mass of each QI at each level: Σ_rows (coverage - 1)/(leaves - 1)
         self.level_mass = []
         for j in range(self.d):
             w = np.bincount(self.combo_t[j], weights=self.sizes, minlength=self.h[j].n_leaves)
             self.level_mass.append(np.array([_mass(w, self.level_loss[j][lv][self.level_codes[j][lv]])
                                              for lv in range(self.heights[j] + 1)]))
+
+    @property
+    def combos(self) -> np.ndarray:
+        """``(m, d)`` int64 leaf codes of the combinations."""
+        if self._combos is None:
+            self._combos = np.ascontiguousarray(self.leaf.T, dtype=np.int64)
+        return self._combos
+
+    def code_rows(self, rows: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Each combination's dense code at the (QI, level) ``rows`` (of :attr:`loss_table`):
+        ``(codes, index)`` with ``codes[index[t]]`` the codes of ``rows[t]`` — rows of a
+        table filled on first use while it stays within the cache budget, else computed."""
+        if self._code_table2 is None:
+            n_rows = self.code_table.shape[0]
+            if n_rows * self.m > _CACHE_ENTRIES:
+                out = np.empty((len(rows), self.m), dtype=np.int32)
+                for t, r in enumerate(rows):
+                    out[t] = self.code_table[r][self.leaf[self._row_qi[r]]]
+                return out, np.arange(len(rows), dtype=np.int64)
+            self._code_table2 = np.empty((n_rows, self.m), dtype=np.int32)
+        for r in rows:
+            if not self._filled[r]:
+                np.take(self.code_table[r], self.leaf[self._row_qi[r]], out=self._code_table2[r])
+                self._filled[r] = True
+        return self._code_table2, np.asarray(rows, dtype=np.int64)
 
     def codes_at(self, j: int, level: int, rep: np.ndarray) -> np.ndarray:
         """Dense code of QI ``j`` at ``level`` for the combinations ``rep``."""
@@ -264,18 +301,26 @@ class ClassEngine:
 
     def _roll_up(self, src: NodeClasses, u: np.ndarray) -> NodeClasses:
         data = self.data
-        rows = np.array([data.row[j] + int(u[j]) for j in range(data.d)], dtype=np.int64)
-        radix = np.array([data.level_radix[j][int(u[j])] for j in range(data.d)], dtype=np.int64)
+        lv = u.tolist()
+        act = [j for j in range(data.d) if data.level_radix[j][lv[j]] > 1]  # QIs with more than one code
         upper = 1
-        for r in radix.tolist():
-            upper *= r
+        for j in act:
+            upper *= data.level_radix[j][lv[j]]
         counts_in = src.counts is not None and self.with_counts
         self.n_computed += 1
         if self.kernels is not None and upper < 2**62:
+            rows = [int(data.row[j]) + lv[j] for j in act]
+            codes, krows = data.code_rows(rows)
+            radix = np.array([data.level_radix[j][lv[j]] for j in act], dtype=np.int64)
+            base = 0.0
+            for j in range(data.d):
+                if data.level_radix[j][lv[j]] <= 1:
+                    base += float(data.level_loss[j][lv[j]][0])
             up, rep_u, sizes, counts, gen = self.kernels["roll_up"](
-                data.leaf, data.code_table, data.loss_table, rows, radix, upper, src.rep, src.sizes,
-                src.counts if counts_in else np.zeros((0, 0), dtype=np.int64), counts_in)
-            return NodeClasses(tuple(int(x) for x in u), rep_u, sizes, counts if counts_in else None, gen, up, src)
+                codes, krows, radix, upper, src.rep, src is self.bottom, src.sizes,
+                src.counts if counts_in else np.zeros((0, 0), dtype=np.int64), counts_in, data.loss_table,
+                np.asarray(rows, dtype=np.int64), base)
+            return NodeClasses(tuple(lv), rep_u, sizes, counts if counts_in else None, gen, up, src)
         rep = src.rep
         key, radix_ = np.zeros(len(rep), dtype=np.int64), 1
         for j in range(data.d):

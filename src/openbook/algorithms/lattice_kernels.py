@@ -66,31 +66,39 @@ def compiled() -> dict[str, Any]:
     return _COMPILED
 
 
-def roll_up(leaf, level_code, level_loss, rows, radix, upper, src_rep, src_sizes, src_counts,
-            with_counts):  # pragma: no cover - compiled
-    """Classes of a node from a finer node's classes (module docstring). ``leaf`` (d, m):
-    each combination's leaf codes; ``level_code`` (L, leaves): dense code of each leaf at
-    each (QI, level) row; ``level_loss`` (L, codes); ``rows`` (d,): the row of each QI's
-    level; ``radix`` (d,): codes at that level; ``upper``: their product (fits int64).
+def roll_up(codes, krows, radix, upper, src_rep, bottom, src_sizes, src_counts, with_counts, level_loss,
+            loss_rows, base_gen):  # pragma: no cover - compiled
+    """Classes of a node from a finer node's classes (module docstring). ``codes`` (R, m):
+    each combination's dense code at some (QI, level) rows; ``krows`` the rows of the QIs
+    with more than one code at the node's levels and ``radix`` their codes (``upper`` their
+    product, fitting int64); ``bottom``: the source classes are the combinations themselves
+    (``src_rep`` is the identity). ``level_loss`` (L, codes) with ``loss_rows`` the (QI,
+    level) row of each of those QIs; ``base_gen`` the loss of the QIs with one code.
     Returns each source class's class, a representative combination per class, sizes,
     counts (``(0, 0)`` without counts) and generalization loss per class."""
     ns = src_rep.shape[0]
-    d = rows.shape[0]
+    t_n = krows.shape[0]
+    key = np.zeros(ns, dtype=np.int64)
+    for t in range(t_n):  # column by column: sequential (bottom) or gathered codes
+        row = codes[krows[t]]
+        rj = radix[t]
+        if bottom:
+            for i in range(ns):
+                key[i] = key[i] * rj + row[i]
+        else:
+            for i in range(ns):
+                key[i] = key[i] * rj + row[src_rep[i]]
     up = np.empty(ns, dtype=np.int64)
     rep = np.empty(ns, dtype=np.int64)
     nc = 0
     if upper <= 4 * ns + 65536:
         table = np.full(upper, -1, dtype=np.int64)
         for i in range(ns):
-            r = src_rep[i]
-            key = 0
-            for j in range(d):
-                key = key * radix[j] + level_code[rows[j], leaf[j, r]]
-            c = table[key]
+            c = table[key[i]]
             if c < 0:
                 c = nc
-                table[key] = c
-                rep[c] = r
+                table[key[i]] = c
+                rep[c] = src_rep[i]
                 nc += 1
             up[i] = c
     else:
@@ -103,21 +111,18 @@ def roll_up(leaf, level_code, level_loss, rows, radix, upper, src_rep, src_sizes
         mult = np.uint64(0x9E3779B97F4A7C15)
         shift = np.uint64(64 - bits)
         for i in range(ns):
-            r = src_rep[i]
-            key = 0
-            for j in range(d):
-                key = key * radix[j] + level_code[rows[j], leaf[j, r]]
-            h = np.int64((np.uint64(key) * mult) >> shift)
+            k = key[i]
+            h = np.int64((np.uint64(k) * mult) >> shift)
             while True:
                 c = ids[h]
                 if c < 0:
                     c = nc
                     ids[h] = c
-                    keys[h] = key
-                    rep[c] = r
+                    keys[h] = k
+                    rep[c] = src_rep[i]
                     nc += 1
                     break
-                if keys[h] == key:
+                if keys[h] == k:
                     break
                 h = (h + 1) & mask
             up[i] = c
@@ -136,9 +141,9 @@ def roll_up(leaf, level_code, level_loss, rows, radix, upper, src_rep, src_sizes
     gen = np.empty(nc, dtype=np.float64)
     for c in range(nc):
         r = rep[c]
-        g = 0.0
-        for j in range(d):
-            g += level_loss[rows[j], level_code[rows[j], leaf[j, r]]]
+        g = base_gen
+        for t in range(t_n):
+            g += level_loss[loss_rows[t], codes[krows[t], r]]
         gen[c] = g
     return up, rep[:nc].copy(), sizes, counts, gen
 
@@ -259,59 +264,59 @@ def first_appearance(labels):  # pragma: no cover - compiled
 
 def group_rows(qi, cards, upper, sa, n_sa):  # pragma: no cover - compiled
     """Combination id of each row (``qi`` (n, d), codes below ``cards``; ``upper`` their
-    product, fitting int64) in order of first appearance, each combination's first row and
-    its SA counts (``sa`` codes below ``n_sa``). A code outside ``0..cards-1`` (or an SA
-    code outside ``0..n_sa-1``) returns ``first = [-1]`` and nothing else."""
+    product, fitting int64) in order of first appearance, the combinations' codes
+    ``(d, m)`` and their SA counts (``sa`` codes below ``n_sa``). A code out of range
+    returns ``m = -1`` (empty arrays)."""
     n, d = qi.shape
-    for r in range(n):
-        if sa[r] < 0 or sa[r] >= n_sa:
-            return np.empty(0, dtype=np.int64), np.full(1, -1, dtype=np.int64), np.zeros((0, n_sa), dtype=np.int64)
-        for j in range(d):
-            if qi[r, j] < 0 or qi[r, j] >= cards[j]:
-                return np.empty(0, dtype=np.int64), np.full(1, -1, dtype=np.int64), \
-                    np.zeros((0, n_sa), dtype=np.int64)
     combo = np.empty(n, dtype=np.int64)
     first = np.empty(n, dtype=np.int64)
     m = 0
     dense = upper <= 4 * n + 65536
-    table = np.full(upper if dense else 1, -1, dtype=np.int64)
     bits = 1
     while (1 << bits) < 2 * n:
         bits += 1
     mask = (1 << bits) - 1
-    size = 1 if dense else 1 << bits
-    keys = np.empty(size, dtype=np.int64)
+    size = upper if dense else 1 << bits
     ids = np.full(size, -1, dtype=np.int64)
+    keys = np.empty(1 if dense else size, dtype=np.int64)
+    bad = False
     for r in range(n):
         key = 0
         for j in range(d):
-            key = key * cards[j] + qi[r, j]
+            v = qi[r, j]
+            if v < 0 or v >= cards[j]:
+                bad = True
+            key = key * cards[j] + v
+        s_r = sa[r]
+        if bad or s_r < 0 or s_r >= n_sa:
+            return combo[:0], np.zeros((d, 0), dtype=np.int32), np.zeros((0, n_sa), dtype=np.int64), -1
         if dense:
-            c = table[key]
-            if c < 0:
-                c = m
-                table[key] = c
-                first[c] = r
-                m += 1
+            h = key
         else:
             h = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits))
-            while True:
-                c = ids[h]
-                if c < 0:
-                    c = m
-                    ids[h] = c
+        while True:
+            c = ids[h]
+            if c < 0:
+                c = m
+                ids[h] = c
+                if not dense:
                     keys[h] = key
-                    first[c] = r
-                    m += 1
-                    break
-                if keys[h] == key:
-                    break
-                h = (h + 1) & mask
+                first[c] = r
+                m += 1
+                break
+            if dense or keys[h] == key:
+                break
+            h = (h + 1) & mask
         combo[r] = c
     counts = np.zeros((m, n_sa), dtype=np.int64)
     for r in range(n):
         counts[combo[r], sa[r]] += 1
-    return combo, first[:m].copy(), counts
+    leaf = np.empty((d, m), dtype=np.int32)
+    for c in range(m):
+        r = first[c]
+        for j in range(d):
+            leaf[j, c] = qi[r, j]
+    return combo, leaf, counts, m
 
 
 def unkept_rows(packed, w):  # pragma: no cover - compiled

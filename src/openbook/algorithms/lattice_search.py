@@ -25,6 +25,7 @@ metric's bound exceeds a minimal node's metric). Every node ends decided or prun
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import numpy as np
@@ -35,7 +36,7 @@ UNKNOWN, SAT, FAIL, PRUNED = 0, 1, -1, 2
 
 class Grid:
     """The lattice as a C-ordered array of ``shape = heights + 1``: node index arithmetic
-    and up-/down-set views."""
+    and up-/down-set views. Immutable: :meth:`of` shares one per shape."""
 
     def __init__(self, heights: np.ndarray) -> None:
         self.heights = np.asarray(heights, dtype=np.int64)
@@ -48,23 +49,40 @@ class Grid:
         self.height = self.nodes.sum(axis=1)
         self.by_height = np.lexsort((np.arange(self.size), self.height))
         self.rel = np.maximum(self.heights, 1).astype(np.float64)
+        for arr in (self.heights, self.strides, self.nodes, self.height, self.by_height, self.rel):
+            arr.setflags(write=False)
+        self._lists: tuple | None = None
+
+    @staticmethod
+    @functools.lru_cache(maxsize=16)
+    def of(shape_heights: tuple[int, ...]) -> "Grid":
+        """The grid of these heights (shared)."""
+        return Grid(np.array(shape_heights, dtype=np.int64))
+
+    def lists(self) -> tuple[list, list, list, list]:
+        """Nodes, heights, relative scale and strides as Python lists (the search's loops)."""
+        if self._lists is None:
+            self._lists = (self.nodes.tolist(), self.heights.tolist(), self.rel.tolist(), self.strides.tolist())
+        return self._lists
 
     def up(self, i: int) -> tuple[slice, ...]:
-        return tuple(slice(int(x), None) for x in self.nodes[i])
+        return tuple(slice(x, None) for x in self.lists()[0][i])
 
     def down(self, i: int) -> tuple[slice, ...]:
-        return tuple(slice(0, int(x) + 1) for x in self.nodes[i])
+        return tuple(slice(0, x + 1) for x in self.lists()[0][i])
 
     def chain(self, start: int, open_: Callable[[int], bool]) -> list[int]:
         """Greedy path upwards from ``start`` through nodes ``open_`` accepts: each step
         raises the QI of smallest relative level (ties: lower index) that leads to one."""
+        nodes, heights, rel, strides = self.lists()
+        qis = range(self.d)
         path, cur = [start], start
         while True:
-            v = self.nodes[cur]
+            v = nodes[cur]
             nxt = -1
-            for j in np.lexsort((np.arange(self.d), v / self.rel)):
-                if v[j] < self.heights[j]:
-                    cand = cur + int(self.strides[j])
+            for j in sorted(qis, key=lambda j: (v[j] / rel[j], j)):
+                if v[j] < heights[j]:
+                    cand = cur + strides[j]
                     if open_(cand):
                         nxt = cand
                         break
@@ -137,22 +155,31 @@ class FlashSearch:
     ``check(i)`` evaluates node ``i`` (True: satisfied); ``bounds`` (optional) decides nodes
     without checking; ``state`` (int8, one per node) may arrive partly decided and is
     completed in place; ``on_sat(i)`` is told of every node decided satisfied (checked or
-    bounded; its up-set is tagged with it).
+    bounded; its up-set is tagged with it). ``sorted_prune``: ``order`` is sorted by the
+    bound ``prune`` compares (then every node after a pruned one in the order is pruned
+    too, and the walk ends there, leaving them undecided).
     """
 
     def __init__(self, grid: Grid, check: Callable[[int], bool], bounds: MaskBounds | None = None,
                  bias: bool = True, prune: Callable[[int], bool] | None = None,
-                 order: np.ndarray | None = None, on_sat: Callable[[int], None] | None = None) -> None:
+                 order: np.ndarray | None = None, on_sat: Callable[[int], None] | None = None,
+                 sorted_prune: bool = False) -> None:
         self.grid, self.check, self.bounds, self.bias = grid, check, bounds, bias
-        self.prune, self.on_sat = prune, on_sat
+        self.prune, self.on_sat, self.sorted_prune = prune, on_sat, sorted_prune
         self.order = grid.by_height if order is None else order
         self.frontier_heights: list[int] = []
+        self._frontier_sum = 0
 
     def _pruned(self, i: int, state: np.ndarray) -> bool:
         """Is undecided node ``i`` pruned (``prune(i)``)? Then so is its undecided up-set
-        (the lower bound only grows upwards), marked ``PRUNED``."""
+        (the lower bound only grows upwards): marked ``PRUNED`` — only ``i`` itself when the
+        order is by the pruning bound (``sorted_prune``): the walk stops at the first node
+        of the order it prunes, and a chain never enters a pruned node."""
         if self.prune is None or not self.prune(i):
             return False
+        if self.sorted_prune:
+            state[i] = PRUNED
+            return True
         up = state.reshape(self.grid.shape)[self.grid.up(i)]
         up[up == UNKNOWN] = PRUNED
         return True
@@ -175,13 +202,17 @@ class FlashSearch:
     def run(self, state: np.ndarray) -> np.ndarray:
         g = self.grid
         order = self.order
+        height = g.height
         cursor = 0
         while True:
-            while cursor < g.size and state[order[cursor]] != UNKNOWN:
-                cursor += 1
+            while cursor < g.size and state[order[cursor]] != UNKNOWN:  # skip decided nodes, 256 at a time
+                ahead = np.flatnonzero(state[order[cursor:cursor + 256]] == UNKNOWN)
+                cursor = cursor + int(ahead[0]) if ahead.size else cursor + 256
             if cursor >= g.size:
                 return state
             if self._pruned(int(order[cursor]), state):
+                if self.sorted_prune:  # so is every node after it in the order
+                    return state
                 continue
             path = g.chain(int(order[cursor]), lambda c: state[c] == UNKNOWN and not self._pruned(c, state))
             lo, hi = 0, len(path) - 1
@@ -197,8 +228,8 @@ class FlashSearch:
                 if lo > hi:
                     break
                 if probe_first:  # the chain's heights rise by one per step
-                    target = float(np.mean(self.frontier_heights))
-                    mid = min(hi, max(lo, lo + int(round(target - g.height[path[lo]]))))
+                    target = self._frontier_sum / len(self.frontier_heights)
+                    mid = min(hi, max(lo, lo + int(round(target - int(height[path[lo]])))))
                     probe_first = False
                 else:
                     mid = (lo + hi) // 2
@@ -213,7 +244,8 @@ class FlashSearch:
                 else:
                     lo = mid + 1
             if first_sat >= 0:
-                self.frontier_heights.append(int(g.height[first_sat]))
+                self.frontier_heights.append(int(height[first_sat]))
+                self._frontier_sum += int(height[first_sat])
 
 
 def bottom_up(grid: Grid, known: np.ndarray, dominated: np.ndarray, check: Callable[[int], bool],

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..data.table import EncodedTable
-from ..errors import InfeasibleError
+from ..errors import InfeasibleError, option
 from ..models.base import PrivacyModel
 from ..params import Optional, Text, fail
 from ..release import Partition
@@ -79,7 +79,7 @@ class SetAnatomy(Anonymizer):
         if s * g > n:
             raise InfeasibleError(
                 f"{self.name}: {s} of {n} rows hold a value of the sensitive set {name!r}, more than n/{g} = "
-                f"{n / g:.1f}: the set is not {g}-eligible (paper 004; --skew r-suppression withholds some)",
+                f"{n / g:.1f}: the set is not {g}-eligible (paper 004; {option('skew', 'r-suppression')} withholds some)",
                 model=self.model)
         rng = np.random.default_rng(self.seed)
         sens_rows = rng.permutation(np.flatnonzero(sens))

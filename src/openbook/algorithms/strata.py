@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InfeasibleError
+from ..errors import InfeasibleError, option
 from ..models.base import PrivacyModel, SADomain
 
 
@@ -127,7 +127,7 @@ def sa_strata(sa_codes: np.ndarray, domain: SADomain, requirement: PrivacyModel,
         raise InfeasibleError(
             f"{what or 'the SA grouping'}: even the whole table as one group violates {requirement.describe()}; "
             "the sensitive attribute is too skewed for this model (withhold dominant records first with "
-            "--skew r-suppression, paper 004, or relax the model)", model=requirement)
+            f"{option('skew', 'r-suppression')}, paper 004, or relax the model)", model=requirement)
     return assign_strata(sa_codes, layout, g, rng), g
 
 

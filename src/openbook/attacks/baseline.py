@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..errors import ParameterError, option
 from ..models.base import SADomain
 from ..release.release import Release
 from ..models.promise import promised_l
@@ -68,7 +68,7 @@ def choose_targets(domain: SADomain, model: Any = None, sensitive_set: str | Non
         return names, np.eye(n_sa, dtype=bool), None
     mask = domain.sensitive_mask(name)
     if mask is None:
-        raise ParameterError(f"unknown sensitive set {name!r} (declare it with --sensitive {name}=v1|v2)",
+        raise ParameterError(f"unknown sensitive set {name!r} (declare it with {option('sensitive')}{name}=v1|v2)",
                              parameter="sensitive_set", value=name)
     # a declared set none of whose values is published is a target nobody can be linked to
     # (posterior 0): the release's domain holds the published values only

@@ -19,7 +19,7 @@ import warnings
 from typing import Sequence
 
 from .. import __version__
-from ..errors import OpenbookError, PrivacyLeakWarning
+from ..errors import INTERFACE, DataWarning, OpenbookError, PrivacyLeakWarning
 from ._common import Parser
 
 #: the commands, in the order ``--help`` lists them (each the module ``openbook.cli.<name>``)
@@ -44,12 +44,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help / --version (0) or a usage error (2, one line printed)
         return int(exc.code or 0) if isinstance(exc.code, (int, type(None))) else 2
+    token = INTERFACE.set("cli")  # messages name the command line's flags (errors.option)
     saved = os.environ.get("OPENBOOK_PROGRESS")
     if getattr(args, "quiet", False) or getattr(args, "json", False):
         os.environ["OPENBOOK_PROGRESS"] = "0"  # no progress display on stderr
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("always", PrivacyLeakWarning)
+            warnings.simplefilter("always", DataWarning)
             # numpy's floating-point notes ("invalid value encountered in divide") are not a
             # user's concern: a result they affect is a bug a test must catch, not a warning line
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -78,6 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"openbook: error: {exc.strerror or exc}{where} (nothing was left half-written)", file=sys.stderr)
         return 2
     finally:
+        INTERFACE.reset(token)
         if saved is None:
             os.environ.pop("OPENBOOK_PROGRESS", None)
         else:

@@ -407,6 +407,9 @@ def _encode(src: Any, schema: Schema, hierarchies: dict[str, Any], source: str |
         codes = {c: a[keep_rows] for c, a in codes.items()}
         if not keep_rows.any():
             raise empty_after_drop_error(source)
+        from ..errors import warn_dropped
+
+        warn_dropped(int((~keep_rows).sum()), int(keep_rows.size), source)
 
     def locate(name: str, bad: np.ndarray) -> tuple[int, int]:
         pos = int(np.flatnonzero(bad[codes[name] + 1])[0])

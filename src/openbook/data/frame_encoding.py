@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from ..errors import DataError, HierarchyError, SchemaError
+from ..errors import DataError, HierarchyError, SchemaError, option
 from .schema import Column, Schema
 from .table import MISSING_LABEL, EncodedColumn, EncodedTable
 
@@ -78,7 +78,10 @@ def _handle_missing(df: pd.DataFrame, schema: Schema, used: list[str]) -> pd.Dat
         col, cnt = next(iter(bad.items()))
         raise missing_error(col, cnt, len(bad))
     if schema.missing == "drop":
+        from ..errors import warn_dropped
+
         any_missing = np.logical_or.reduce(list(masks.values()))
+        warn_dropped(int(any_missing.sum()), len(df))
         return df.loc[~any_missing].reset_index(drop=True)
     # "value": missing becomes a category of its own (impossible in a numeric column)
     df = df.copy()
@@ -179,8 +182,8 @@ def missing_error(column: str, count: int, n_bad_columns: int) -> SchemaError:
     """The error of ``missing="error"``: the first column with missing values, and how many."""
     others = f" (and {n_bad_columns - 1} more columns)" if n_bad_columns > 1 else ""
     return SchemaError(
-        f"column {column!r} has {count} missing value(s){others}; use missing='drop' to drop "
-        "those rows or missing='value' to treat missing as a value",
+        f"column {column!r} has {count} missing value(s){others}; use {option('missing', 'drop')} to drop "
+        f"those rows or {option('missing', 'value')} to treat missing as a value",
         column=column,
     )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Mapping
 
-from ..errors import ParameterError, SchemaError
+from ..errors import ParameterError, SchemaError, option
 
 Kind = Literal["numeric", "categorical", "ordinal"]
 KINDS: tuple[str, ...] = ("numeric", "categorical", "ordinal")
@@ -118,7 +118,7 @@ class Schema:
         sets = {str(k): tuple(v) for k, v in (sensitive_sets or {}).items()}
         for k, v in sets.items():
             if not k.strip() or not v:
-                raise SchemaError(f"sensitive value set {k!r} is empty: give its values (--sensitive NAME=v1|v2)",
+                raise SchemaError(f"sensitive value set {k!r} is empty: give its values ({option('sensitive')}NAME=v1|v2)",
                                   column=k)
         return cls(
             qi=tuple(cols),

@@ -60,7 +60,7 @@ from ._checks import (
     sizes_and_top,
 )
 from .base import PrivacyModel, SADomain
-from .eligibility import REMEDY
+from .eligibility import remedy
 
 SET_MODES = ("each", "total")
 
@@ -174,7 +174,7 @@ class AlphaKAnonymity(PrivacyModel):
                     f"the table violates {self._bound_text()} for sensitive set "
                     f"{self.sensitive_set!r}: its values occur {total} times in total but at "
                     f"most {allowed} of {n} rows may (excess {total - allowed}); no partition "
-                    f"can be {self.describe()}; {REMEDY}",
+                    f"can be {self.describe()}; {remedy()}",
                     model=self,
                 )
             return
@@ -186,7 +186,7 @@ class AlphaKAnonymity(PrivacyModel):
             raise InfeasibleError(
                 f"{self._ineligible_text()}: {which} {fmt_value(domain.values[top])} occurs "
                 f"{count} times but at most {allowed} of {n} rows may share it "
-                f"(excess {count - allowed}); no partition can be {self.describe()}; {REMEDY}",
+                f"(excess {count - allowed}); no partition can be {self.describe()}; {remedy()}",
                 model=self,
             )
 

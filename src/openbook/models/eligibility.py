@@ -28,12 +28,18 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..errors import InfeasibleError
+from ..errors import InfeasibleError, option
 from ._checks import Ratio, check_real, fmt_num, fmt_value, ratio_or, sizes_and_top
 from .base import PrivacyModel, SADomain
 
 #: The CLI option naming the remedy, quoted in every ℓ-ineligibility message.
-REMEDY = "suppress dominant records first with R-suppression (--skew r-suppression)"
+REMEDY = "suppress dominant records first with R-suppression ({skew})"
+
+
+def remedy() -> str:
+    """The remedy of an ineligible table, in the reader's spelling (``--skew r-suppression``
+    on the command line, ``skew='r-suppression'`` in Python)."""
+    return REMEDY.format(skew=option("skew", "r-suppression"))
 
 
 @dataclass(frozen=True)
@@ -181,7 +187,7 @@ class LEligibility(PrivacyModel):
     def validate(self, domain: SADomain) -> None:
         report = explain_eligibility(domain.global_counts, domain.values, self.l)
         if not report.eligible:
-            raise InfeasibleError(f"{report.one_line()}; {REMEDY}", model=self)
+            raise InfeasibleError(f"{report.one_line()}; {remedy()}", model=self)
 
     def params(self) -> dict[str, Any]:
         return {"l": self.l}

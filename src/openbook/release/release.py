@@ -25,7 +25,7 @@ import pandas as pd
 
 from .. import __version__
 from ..data.table import EncodedTable
-from ..errors import DataError, ParameterError, VerificationError
+from ..errors import DataError, ParameterError, VerificationError, option
 from ..models.base import PrivacyModel, SADomain
 from .partition import Partition
 from .verify import ModelCheck, check_bucketized, check_counts, require, require_bucketized
@@ -169,7 +169,7 @@ class Release:
             if "sa_reference" not in self.meta and _uses_reference(model) and self.n_suppressed:
                 raise VerificationError(
                     f"{exc} (t-closeness is checked against the published rows' distribution, the only one "
-                    "a reader can see; declare the input's distribution public with --t-reference input)",
+                    f"a reader can see; declare the input's distribution public with {option('t_reference', 'input')})",
                     model=model, failing_groups=exc.failing_groups) from None
             raise
 
