@@ -73,10 +73,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
         _applies(adv, release)
         with status(f"the {adv.name} adversary", quiet=args.quiet):
             result = adv.run(release, original=original, earlier=earlier)
-    l = 1.0 / args.max_risk if args.max_risk is not None else result.l
-    if l is None:
-        raise ParameterError("the release's model promises no posterior bound: give --max-risk R (the target "
-                             "posterior)", parameter="max-risk")
+    from ..attacks.baseline import release_model
+    from ..models.promise import attribute_target, identity_target
+
+    model = release_model(release)
+    if adv.disclosure == "identity":  # the identity line's target: --max-reid-risk, 1/k, or 0.2
+        l = 1.0 / identity_target(model, getattr(args, "max_reid_risk", None))[0]
+    else:
+        tgt = attribute_target(model, args.max_risk)
+        l = 1.0 / tgt.posterior if tgt.posterior is not None else (result.l or 1.0)
     summary = result.summary(l=l, m=args.m)
     if args.posteriors_out:
         from ..release.io import write_plain
@@ -148,21 +153,43 @@ def _spark_linkage(args: argparse.Namespace, adv: Any, release: Any, earlier: li
             return attack(adv, release, st, earlier)
 
 
-#: the terminal's words for the summary's keys (the JSON keeps the keys)
-_LABELS = {"n_vulnerable": "vulnerable (above the target)", "n_unresolved": "unresolved (count as failing)",
-           "n_failing": "vulnerable or unresolved",
-           "vulnerable_fraction": "vulnerable or unresolved, share of the people considered"}
-
-
 def _rows(d: dict[str, Any]) -> list[tuple[str, Any]]:
-    rows = [(_LABELS.get(k, k), v) for k, v in d.items() if k not in ("summary", "per_group", "notes")]
-    return [(k, f"{v:.2%}" if k == _LABELS["vulnerable_fraction"] else v) for k, v in rows]
+    """The audit in words for the terminal (the JSON keeps every key of the summary): what the
+    adversary found — a re-identification risk for the identity adversary, a posterior for the
+    others — and never a figure of one beside the other's target."""
+    identity = d.get("adversary") == "reidentification"
+    figure = "re-identification risk" if identity else "posterior"
+    who = "records" if identity else "people"
+    target = 1.0 / d["l"] if d.get("l") else None
+    rows: list[tuple[str, Any]] = [
+        (f"{who} considered", f"{d['n_tuples']:,} ({d['n_published']:,} published"
+                              + (f", {d['n_absent_evaluated']:,} absent" if d.get("n_absent_evaluated") else "") + ")"),
+        ("target", "none" if target is None else f"{figure} at most {target:.4g}"),
+        (f"highest {figure}", f"{d['max_posterior']:.4g}" + (f" ({d['max_risk_multiple']:.3g}x the target)"
+                                                             if target and not identity else "")),
+        (f"{who} above the target", f"{d['n_vulnerable']:,}"),
+        (f"{who} unresolved (they count as failing)", f"{d['n_unresolved']:,}"),
+        ("share above the target or unresolved", f"{d['vulnerable_fraction']:.2%}"),
+    ]
+    if not identity:
+        if d.get("avg_credibility_problematic") is not None:
+            rows.append(("average posterior of those above the target", f"{d['avg_credibility_problematic']:.4g}"))
+        if d.get("n_sensitive") is not None and d["n_sensitive"] < d["n_tuples"]:
+            rows.append(("people whose true value is in the sensitive set", f"{d['n_sensitive']:,}"))
+        rows.append((f"m-confidential at m = {d['m']:g} (paper 001)", "yes" if d["m_confidential"] else "no"))
+        if d.get("max_stderr"):
+            rows.append(("largest Monte-Carlo standard error", f"{d['max_stderr']:.3g}"))
+    rows.append(("classes with someone above the target", f"{d.get('n_vulnerable_groups', 0):,} of "
+                                                           f"{d.get('n_groups', 0):,}"))
+    if d.get("posteriors_out"):
+        rows.append(("per-person figures written to", d["posteriors_out"]))
+    return rows
 
 
 def add_parser(sub: Any) -> None:
     u = sub.add_parser("audit", help="one adversary against a saved release, per person")
     u.add_argument("release", help="the release (its data file, sidecar or database file)")
-    from ._common import public_key_option
+    from ._common import max_reid_risk_option, public_key_option
 
     public_key_option(u)
     adversary_option(u, several=False)
@@ -170,6 +197,7 @@ def add_parser(sub: Any) -> None:
     against_registry_option(u)
     g = u.add_argument_group("the target")
     max_risk_option(g, what="people above it are vulnerable")
+    max_reid_risk_option(g, what="records above it are vulnerable (reidentification)")
     linkage_l_option(g)
     g.add_argument("--m", type=AT_LEAST_1, help="m of m-confidentiality (default: 1 / the target)")
     removed_l_option(u)
