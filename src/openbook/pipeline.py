@@ -254,4 +254,9 @@ def anonymize_skewed(table: EncodedTable, model: Any, algo: Any, *, skew: str, s
     release = build_release(table, full, model=algo.release_model(), kind=kind or algo.release_kind,
                             levels=algo.release_levels(), t_reference=t_reference)
     release.meta["skew"] = step.provenance()
+    if skew == "r-suppression":  # its rate is random: what one run should expect (never in the sidecar)
+        from .algorithms.suppression import r_suppression_spread
+
+        counts = np.bincount(table.sa_codes, minlength=table.columns[table.sa_name].n_values)
+        release.meta["skew_spread"] = r_suppression_spread(counts, l_for_model(model))
     return release

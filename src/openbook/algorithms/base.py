@@ -91,8 +91,9 @@ class Anonymizer(ABC):
             need = part.n_suppressed / max(n_rows, 1)
             raise InfeasibleError(
                 f"{self.name} suppresses {part.n_suppressed} of {n_rows} rows ({need:.2%}), above "
-                f"max_suppression={float(self.max_suppression):g}; allow at least {option('max_suppression')} "
-                f"{np.ceil(need * 10000) / 10000:g} or choose another algorithm", model=self.model)
+                f"{option('max_suppression', float(self.max_suppression))}; allow at least "
+                f"{option('max_suppression', float(np.ceil(need * 10000) / 10000))} or choose another algorithm",
+                model=self.model)
 
     def recode(self, table: EncodedTable) -> tuple[EncodedTable, Partition]:
         """The table whose values are published and its partition: the input itself for every

@@ -420,6 +420,30 @@ def expected_suppression(counts: Any, l: Any, *, member: str = "r-suppression") 
     return total
 
 
+def r_suppression_spread(counts: Any, l: Any) -> dict[str, float]:
+    """The exact distribution of R-suppression's ``|T_S| / |T|`` over its random choices
+    (``h`` uniform on ``1..ℓ``, ``F`` uniform on ``[F_{h+1}, F_h]``; Fig. 3): its mean,
+    standard deviation, least and largest value — what a publisher should expect from one run
+    (two unseeded runs can differ by the whole range). Every ``(h, F)`` is replayed (batched)."""
+    counts, l = _check(counts, l)
+    n = int(counts.sum())
+    if is_eligible(counts, l) or n == 0:
+        return {"mean": 0.0, "sd": 0.0, "min": 0.0, "max": 0.0}
+    fs = np.zeros(max(counts.size, l) + 1, dtype=np.int64)
+    fs[: counts.size] = np.sort(counts)[::-1]
+    hs, levels, weights = [], [], []
+    for h in range(1, l + 1):
+        lo, hi = int(fs[h]), int(fs[h - 1])
+        hs.append(np.full(hi - lo + 1, h, dtype=np.int64))
+        levels.append(np.arange(lo, hi + 1, dtype=np.int64))
+        weights.append(np.full(hi - lo + 1, 1.0 / (l * (hi - lo + 1))))
+    totals = _rsup_totals(fs, n, l, np.concatenate(hs), np.concatenate(levels)) / n
+    w = np.concatenate(weights)
+    mean = float(np.dot(w, totals))
+    sd = float(np.sqrt(max(0.0, np.dot(w, (totals - mean) ** 2))))
+    return {"mean": mean, "sd": sd, "min": float(totals.min()), "max": float(totals.max())}
+
+
 def suppress_all(counts: Any, l: Any) -> SuppressionPlan:
     """The "Suppress-All" reference of §6: withhold the whole table if it is not ℓ-eligible."""
     counts, l = _check(counts, l)

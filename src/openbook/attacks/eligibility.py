@@ -295,12 +295,43 @@ def _logpi(pi: Any, m: int) -> np.ndarray:
     return np.log(p / p.sum())
 
 
+#: the largest enumeration :func:`posterior_r_suppression` runs (units of
+#: :func:`r_suppression_work`, about 4·10^8 a second): beyond it the posterior is not computed
+#: and the eligibility adversary counts every withheld person as unresolved
+WORK_BUDGET = 2_000_000_000
+
+
+class EnumerationTooLarge(ParameterError):
+    """The exact R-suppression posterior would enumerate more than the work budget."""
+
+
+def r_suppression_work(published: Any, n: Any, l: Any) -> int:
+    """The size of the exact enumeration (Python int, no overflow): for each candidate
+    ``S1``, the weak compositions of the ``r`` withheld records over its slots, times ℓ
+    choices of ``h`` and up to ``r + 1`` levels ``F`` each (module docstring)."""
+    c, n, l = _inputs(published, n, l)
+    r = n - int(c.sum())
+    in_u = c >= c.max() - 1
+    u = int(in_u.sum())
+    return sum(math.comb(r + (u if in_u[v] else u + 1) - 1, (u if in_u[v] else u + 1) - 1) * l * (r + 1)
+               for v in range(c.size))
+
+
 def posterior_r_suppression(published: Any, n: Any, l: Any, *, prior: str = "uniform", pi: Any = None,
-                            values: Sequence[Any] | None = None) -> EligibilityPosterior:
+                            values: Sequence[Any] | None = None,
+                            budget: int | None = WORK_BUDGET) -> EligibilityPosterior:
     """Exact ``Pr(S_i' = S1 | T_P, K)`` for R-suppression by enumerating plausible base
     tables and random choices (see the module docstring; ``prior`` is ``"uniform"`` over
-    count vectors or ``"record"`` with per-record SA distribution ``pi``)."""
+    count vectors or ``"record"`` with per-record SA distribution ``pi``). Raises
+    :class:`EnumerationTooLarge` when :func:`r_suppression_work` exceeds ``budget`` (``None``:
+    no limit) — never a guess in its place."""
     c, n, l = _inputs(published, n, l)
+    if budget is not None and n != c.sum():
+        work = r_suppression_work(c, n, l)
+        if work > budget:
+            raise EnumerationTooLarge(f"the exact R-suppression posterior would enumerate {work:.3g} base tables "
+                                      f"and choices (budget {budget:.3g}): {n - int(c.sum())} withheld records",
+                                      parameter="budget", value=budget)
     if prior not in PRIORS:
         raise ParameterError(f"unknown prior {prior!r} (use {' or '.join(PRIORS)})", parameter="prior", value=prior)
     vals = np.asarray(values) if values is not None else np.arange(c.size)
@@ -397,12 +428,12 @@ def posterior_by_enumeration(published: Any, n: Any, l: Any, *, algorithm: str =
 
 
 def eligibility_attack(published: Any, n: Any, l: Any, *, algorithm: str = "r-suppression",
-                       prior: str = "uniform", pi: Any = None,
-                       values: Sequence[Any] | None = None) -> EligibilityPosterior:
+                       prior: str = "uniform", pi: Any = None, values: Sequence[Any] | None = None,
+                       budget: int | None = WORK_BUDGET) -> EligibilityPosterior:
     """Posterior ``Pr(S_i' = S1 | T_P, K)`` for a release made by ``algorithm``
     (``r-suppression``, ``unsafe-d`` or ``safe-d``)."""
     if algorithm == "r-suppression":
-        return posterior_r_suppression(published, n, l, prior=prior, pi=pi, values=values)
+        return posterior_r_suppression(published, n, l, prior=prior, pi=pi, values=values, budget=budget)
     if algorithm in ("unsafe-d", "safe-d"):
         return posterior_d_suppression(published, l, values=values, n=n)
     raise ParameterError(f"unknown algorithm {algorithm!r} (known: {', '.join(ALGORITHMS)})",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from ._common import (
@@ -28,23 +29,41 @@ def cmd_report(args: argparse.Namespace) -> int:
     from ..attacks.adversary import parse_adversaries
     from ..release import load_release
     from ..release.io import check_plain_output
-    from ..report.html import build_report, write_report
+    from ..report.html import gather_report, render_report, report_title, write_report
 
     check_plain_output(args.output, force=args.force, inputs=[args.release, args.original], what="report")
     release = load_release(args.release, public_key=args.public_key)
     table = load_original(args, release)
     adversaries = parse_adversaries(args.adversary)
     with status("certifying and measuring the release", quiet=args.quiet):
-        page = build_report(release, adversaries=adversaries, table=table, n_queries=args.queries, seed=args.seed,
-                            max_risk=args.max_risk, worlds=args.worlds, max_reid_risk=args.max_reid_risk,
-                            reid=reid_params(args),
-                            provenance={"command": " ".join(["openbook", *sys.argv[1:]]) if sys.argv
-                                        else "openbook report", "release file": str(args.release)})
+        content = gather_report(release, adversaries=adversaries, table=table, n_queries=args.queries,
+                                seed=args.seed, max_risk=args.max_risk, worlds=args.worlds,
+                                max_reid_risk=args.max_reid_risk, reid=reid_params(args))
+    data = Path(str(args.original)).name if args.original else None
+    title = report_title(release, release_name=Path(str(args.release)).name, data_name=data)
+    page = render_report(release, title=title, **content,
+                         provenance={"command": " ".join(["openbook", *sys.argv[1:]]) if sys.argv
+                                     else "openbook report", "release file": str(args.release)})
     out = write_report(args.output, page)
-    emit(args, {"report": str(out), "adversaries": adversaries or "every one that applies",
-                "original": table is not None},
-          lambda d: print_table("report", list(d.items())))
+    cert = content["certificate"]
+    d: dict[str, Any] = {"report": str(out), "title": title, **_verdict(cert),
+                         "certified against": ("the original table, now" if table is not None
+                                               else "the certificate recorded at publication"),
+                         "adversaries": adversaries or "every one that applies"}
+    emit(args, d, lambda d: print_table("report", [(k, v) for k, v in d.items()
+                                                   if k != "lines" and not (k == "headline" and d.get("lines"))]
+                                                  + [(ln["name"], ln["text"]) for ln in d.get("lines", [])]))
     return 0
+
+
+def _verdict(cert: Any) -> dict[str, Any]:
+    """The verdict the page shows, for the terminal and --json."""
+    if cert is None:
+        return {"verdict": "not certified", "headline": "the release records no certificate; give --original"}
+    if isinstance(cert, dict):
+        return {"verdict": str(cert.get("verdict", "not certified")), "headline": str(cert.get("reason", ""))}
+    return {"verdict": cert.verdict, "headline": cert.headline(),
+            "lines": [{"name": ln.name, "text": ln.text, "passes": ln.passes} for ln in cert.lines]}
 
 
 def add_parser(sub: Any) -> None:

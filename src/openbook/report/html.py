@@ -31,7 +31,8 @@ from ..release import Release
 from . import plots
 from .legend import LEGEND, VERDICT_WORDS
 
-__all__ = ["run_adversaries", "query_error_table", "render_report", "write_report", "build_report"]
+__all__ = ["run_adversaries", "query_error_table", "render_report", "write_report", "build_report", "gather_report",
+           "report_title"]
 
 
 def run_adversaries(release: Release, names: Sequence[str], table: EncodedTable | None) -> list[Any]:
@@ -296,7 +297,7 @@ def render_report(release: Release, *, certificate: Any = None, certificate_sour
                   provenance: Mapping[str, Any] | None = None, notes: Sequence[str] = ()) -> str:
     """The report page as one HTML string: verdict, legend, release, check, adversaries,
     utility, provenance (module docstring)."""
-    title = title or f"openbook report: {release.meta.get('source') or 'release'}"
+    title = title or report_title(release)
     target = getattr(certificate, "target", None)
     reid_target = (getattr(certificate, "knowledge", None) or {}).get("identity_target")
     parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
@@ -331,13 +332,33 @@ def write_report(path: str | os.PathLike, page: str) -> Path:
     return write_plain(path, write)
 
 
+def report_title(release: Release, *, release_name: str | None = None, data_name: str | None = None) -> str:
+    """The page's title: the release and the data it was made from (a page among many must say
+    which release it judges)."""
+    name = release_name or "release"
+    data = data_name or release.meta.get("source")
+    return f"openbook report: {name}" + (f" (from {data})" if data else "")
+
+
 def build_report(release: Release, *, adversaries: Sequence[str] = (), table: EncodedTable | None = None,
                  n_queries: int = 1000, seed: int = 0, provenance: Mapping[str, Any] | None = None,
                  max_risk: float | None = None, worlds: int | None = None, max_reid_risk: float | None = None,
-                 reid: Mapping[str, Any] | None = None) -> str:
+                 reid: Mapping[str, Any] | None = None, title: str | None = None) -> str:
     """Certify the release against ``table`` (every adversary that applies, or the named
     ones) and render; without ``table``, show the certificate recorded at publication and
     the baseline adversary's figures."""
+    return render_report(release, title=title, provenance=provenance,
+                         **gather_report(release, adversaries=adversaries, table=table, n_queries=n_queries,
+                                         seed=seed, max_risk=max_risk, worlds=worlds, max_reid_risk=max_reid_risk,
+                                         reid=reid))
+
+
+def gather_report(release: Release, *, adversaries: Sequence[str] = (), table: EncodedTable | None = None,
+                  n_queries: int = 1000, seed: int = 0, max_risk: float | None = None, worlds: int | None = None,
+                  max_reid_risk: float | None = None, reid: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Everything the page shows, before rendering: ``certificate`` (a fresh one against
+    ``table``, else the one recorded at publication), ``certificate_source``, ``attacks``,
+    ``utility``, ``queries`` — the keyword arguments of :func:`render_report`."""
     from ..certificate import Certificate, certify
 
     utility = queries = None
@@ -367,5 +388,5 @@ def build_report(release: Release, *, adversaries: Sequence[str] = (), table: En
 
         # identity disclosure always has its section (its histogram of record risk)
         attacks.append(make_adversary("reidentification", **dict(reid or {})).run(release))
-    return render_report(release, certificate=cert, certificate_source=source, attacks=attacks, utility=utility,
-                         queries=queries, provenance=provenance)
+    return {"certificate": cert, "certificate_source": source, "attacks": attacks, "utility": utility,
+            "queries": queries}

@@ -344,3 +344,28 @@ def test_r_sup_average_between_unsafe_and_safe_d(counts, l):
     lo, hi = unsafe_d_suppression(c, l).n_suppressed, safe_d_suppression(c, l).n_suppressed
     assert lo + 3 * se < x.mean() < hi - 3 * se
     assert abs(x.mean() - expected_suppression(c, l)) < 4 * se  # sampler agrees with the exact mean
+
+
+# ---- R-suppression's rate is random: its exact spread -------------------------------------------
+@pytest.mark.parametrize("counts,l", [([50, 10, 8, 5, 3, 2], 3), ([30, 30, 4, 2], 4), ([9, 1, 1], 2),
+                                      ([12, 5, 5, 5, 1], 3)])
+def test_spread_is_the_exact_distribution_of_the_rate(counts, l):
+    """Mean = the exact E[|T_S|] (:func:`expected_suppression`); the spread agrees with 200,000
+    seeded runs within 3 standard errors; min and max are attained."""
+    from openbook.algorithms.suppression import expected_suppression, r_suppression_spread, r_suppression_totals
+
+    c = np.asarray(counts)
+    n = c.sum()
+    sp = r_suppression_spread(c, l)
+    assert sp["mean"] == pytest.approx(expected_suppression(c, l) / n, abs=1e-12)
+    runs = r_suppression_totals(c, l, 200_000, seed=7) / n
+    se = sp["sd"] / np.sqrt(runs.size)
+    assert abs(runs.mean() - sp["mean"]) <= 3 * se + 1e-12
+    assert runs.min() == pytest.approx(sp["min"]) and runs.max() == pytest.approx(sp["max"])
+    assert runs.std() == pytest.approx(sp["sd"], rel=0.02)
+
+
+def test_spread_of_an_eligible_table_is_nothing():
+    from openbook.algorithms.suppression import r_suppression_spread
+
+    assert r_suppression_spread([3, 3, 3], 3) == {"mean": 0.0, "sd": 0.0, "min": 0.0, "max": 0.0}

@@ -143,3 +143,49 @@ def test_realistic_size_is_fast():
     plan = r_suppression(c, 6, seed=3)
     post = posterior_r_suppression(plan.published, int(c.sum()), 6, prior="record")
     assert abs(post.posterior.sum() - 1) < 1e-9 and post.n_plausible > 0
+
+
+# ---- the enumeration budget: no guess in place of the exact posterior ---------------------------
+def test_work_is_counted_in_python_ints_and_the_budget_refuses():
+    from openbook.attacks.eligibility import EnumerationTooLarge, r_suppression_work
+
+    c, n, l = [20, 20, 19, 15, 10], 110, 3
+    work = r_suppression_work(c, n, l)
+    assert isinstance(work, int) and work > 0
+    exact = posterior_r_suppression(c, n, l)  # within the default budget
+    with pytest.raises(EnumerationTooLarge, match="budget"):
+        posterior_r_suppression(c, n, l, budget=work - 1)
+    again = posterior_r_suppression(c, n, l, budget=work)
+    assert np.array_equal(again.posterior, exact.posterior)
+    # a real table's worth of withheld records: astronomically many, no overflow, no hang
+    assert r_suppression_work([900, 899, 899, 898, 898, 897, 50], 12_000, 4) > 10**15
+
+
+def test_beyond_the_budget_every_withheld_person_is_unresolved(tmp_path):
+    """A skew release whose exact posterior is beyond the budget: the eligibility adversary
+    counts every withheld person as failing, and the certificate cannot pass."""
+    import pandas as pd
+
+    from openbook.algorithms.registry import make_algorithm
+    from openbook.attacks.adversary import make_adversary
+    from openbook.certificate import certify
+    from openbook.data.schema import Schema
+    from openbook.data.table import encode
+    from openbook.models import make_model
+    from openbook.pipeline import anonymize_skewed
+
+    rng = np.random.default_rng(3)
+    n = 2400
+    sa = rng.choice(["a", "b", "c", "d", "e", "f", "g"], n, p=[0.55, 0.15, 0.1, 0.08, 0.06, 0.04, 0.02])
+    df = pd.DataFrame({"age": rng.integers(20, 70, n), "sex": rng.choice(["F", "M"], n), "dis": sa})
+    t = encode(df, Schema.build(qi=["age:numeric", "sex"], sa="dis"))
+    model = make_model("l=4")
+    rel = anonymize_skewed(t, model, make_algorithm("anatomy", model=model, seed=1), skew="r-suppression", seed=1)
+    assert rel.meta["n_suppressed"] > 500
+    exact = make_adversary("eligibility").run(rel, original=t)  # within the default budget: exact
+    assert not exact.unresolved.any() and exact.posterior.max() < 1
+    res = make_adversary("eligibility", budget=1000).run(rel, original=t)
+    assert res.unresolved.all() and res.unresolved.size == rel.meta["n_suppressed"]
+    assert "budget" in res.notes["unresolved"]
+    cert = certify(rel, original=t, max_reid_risk=1.0, params={"eligibility": {"budget": 1000}})
+    assert cert.verdict != "pass"

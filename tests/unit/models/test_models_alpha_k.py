@@ -119,8 +119,16 @@ def test_ineligible_table_names_r_suppression():
     msg = str(exc.value)
     assert "not 3-eligible" in msg
     assert "'none' occurs 9 times but at most 6 of 20 rows" in msg
-    assert "R-suppression" in msg and "--skew r-suppression" in msg
+    assert "R-suppression" in msg and "skew='r-suppression'" in msg  # the API's keyword
     assert "\n" not in msg
+    from openbook.errors import INTERFACE
+
+    token = INTERFACE.set("cli")  # the command line names its flag
+    try:
+        with pytest.raises(InfeasibleError, match="--skew r-suppression"):
+            SimpleLDiversity(l=3).validate(DOMAIN)
+    finally:
+        INTERFACE.reset(token)
     with pytest.raises(InfeasibleError, match="not 5-eligible.*R-suppression"):
         AlphaKAnonymity(alpha=0.2).validate(DOMAIN)
     SimpleLDiversity(l=2).validate(DOMAIN)  # 9 <= 10
