@@ -20,7 +20,10 @@ ADULT_DIR = SHARED / "data" / "adult"
 
 
 @pytest.fixture(scope="session")
-def adult_dir(tmp_path_factory) -> Path:
+def adult_dir() -> Path:
+    """The Adult data: found where ``openbook datasets`` looks (``$OPENBOOK_DATA``,
+    ``../shared/data``, the user cache), else fetched once with ``openbook datasets fetch adult``
+    into the user cache — where ``openbook datasets`` finds it afterwards (issue 27)."""
     import os
     import subprocess
     import sys
@@ -31,13 +34,11 @@ def adult_dir(tmp_path_factory) -> Path:
     try:
         found = adult.find_adult()
     except DataError:
-        cache = tmp_path_factory.mktemp("xdg-cache")
-        env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
         run = "from openbook.cli import main; import sys; sys.exit(main(sys.argv[1:]))"
-        proc = subprocess.run([sys.executable, "-c", run, "datasets", "fetch", "adult"], env=env,
+        proc = subprocess.run([sys.executable, "-c", run, "datasets", "fetch", "adult"],
                               capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, f"openbook datasets fetch adult failed: {proc.stderr.strip()}"
-        found = cache / "openbook" / "adult"
+        found = adult.find_adult()
     os.environ["OPENBOOK_DATA"] = str(found)  # load_dataset("adult") everywhere in the session
     return Path(found)
 

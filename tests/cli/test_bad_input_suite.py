@@ -49,6 +49,11 @@ def ws(tmp_path, small_frame, capsys):
                                          '[model]\nspec = "k=2"\n[algorithm]\nname = "mondrian"\nstrickt = true\n'
                                          '[output]\npath = "o.csv"\n')
     (tmp_path / "ref.csv").write_text("v,n\nflu,x\n")
+    (tmp_path / "sd.csv.json").mkdir()
+    (tmp_path / "sd.csv.json" / "keep.txt").write_text("mine")
+    (tmp_path / "sb.sa.csv").mkdir()
+    (tmp_path / "sb.sa.csv" / "keep.txt").write_text("mine")
+    (tmp_path / "users.csv").write_text("a user's own file\n")
     (tmp_path / "deep.toml").write_text("[input]\na = " + "[" * 3000 + "]" * 3000 + "\n")
     os.mkfifo(tmp_path / "pipe.csv")
     import pyarrow as pa
@@ -182,6 +187,12 @@ CASES: dict[str, tuple[list[str], str]] = {
     "qi empty": (["anonymize", "{data}", "--qi", "", "--sa", "disease", "-m", "k=2", "-o", "{tmp}/o.csv"], "qi"),
     "qi kind weird": (["anonymize", "{data}", "--qi", "age:weird", "--sa", "disease", "-m", "k=2",
                        "-o", "{tmp}/o.csv"], "weird"),
+    "sa kind weird": (["anonymize", "{data}", "--qi", "zip", "--sa", "disease:weird", "-m", "k=2",
+                       "-o", "{tmp}/o.csv"], "weird"),
+    "(k,e) on an SA left categorical": (["anonymize", "{data}", "--qi", "zip,sex", "--sa", "age", "-m", "k=2,e=5",
+                                         "--algorithm", "mondrian", "-o", "{tmp}/o.csv"], ("--sa", ":numeric")),
+    "(k,e) on words declared numeric": (["anonymize", "{data}", "--qi", "zip,sex", "--sa", "disease:numeric", "-m",
+                                         "k=2,e=5", "-o", "{tmp}/o.csv"], "disease"),
     "qi twice": (["anonymize", "{data}", "--qi", "age,age", "--sa", "disease", "-m", "k=2", "-o", "{tmp}/o.csv"],
                  "age"),
     "qi unknown column": (["anonymize", "{data}", "--qi", "nope", "--sa", "disease", "-m", "k=2",
@@ -362,6 +373,12 @@ CASES: dict[str, tuple[list[str], str]] = {
                                      "--query", "COPY (SELECT 1) TO 'copied.csv'"], "query"),
     "query that attaches a database": (["check", "{tmp}/src.sqlite", "--qi", "age", "--sa", "disease", "--query",
                                         "ATTACH DATABASE 'attached.db' AS e"], "query"),
+    "--force over a folder named like a sidecar": (["anonymize", "{data}", *BASE, "-m", "k=2", "--force", "-o",
+                                                    "{tmp}/sd.csv"], "folder"),
+    "--force over a folder named like an SA-table": (["anonymize", "{data}", *BASE, "-m", "l=2", "--algorithm",
+                                                      "anatomy", "--force", "-o", "{tmp}/sb.csv"], "folder"),
+    "--force over a file openbook did not write": (["anonymize", "{data}", *BASE, "-m", "k=2", "--force", "-o",
+                                                    "{tmp}/users.csv"], "not part of a release"),
     "query of two statements": (["check", "{tmp}/src.sqlite", "--qi", "age", "--sa", "disease", "--query",
                                  "SELECT * FROM people; DROP TABLE people"], "query"),
 }

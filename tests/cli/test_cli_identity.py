@@ -65,7 +65,8 @@ def test_check_text_shows_identity_beside_the_levels(small, capsys):
     code, out, err = run_cli(capsys, ["check", small, "--qi", "age:numeric,sex", "--sa", "d"])
     assert code == 0, err
     assert "identity disclosure" in out and "prosecutor" in out and "marketer" in out
-    assert out.index("distinct_l") < out.index("identity disclosure")
+    assert out.index("distinct l-diversity") < out.index("identity disclosure")
+    assert "distinct_l" not in out  # words, not the JSON keys
 
 
 def _census(tmp_path, n=400):

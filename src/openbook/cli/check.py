@@ -30,9 +30,10 @@ from ._common import (
 
 
 def _is_release(path: str) -> bool:
-    """Is ``path`` a release — its data file (a sidecar beside it), its ``.json`` sidecar, or
-    a database holding a release (its metadata table)? A release is loaded and verified as
-    one, never read as a raw table. A directory is neither: one line says so. An
+    """Is ``path`` a release — its data file (a sidecar beside it), its ``.json`` sidecar, a
+    database holding a release (its metadata table), or the Spark engine's release folder
+    (``NAME.parquet`` with ``NAME.parquet.json`` beside it)? A release is loaded and verified
+    as one, never read as a raw table. Any other directory is neither: one line says so. An
     interrupted write at the path is settled first (rolled forward or undone, stale
     temporaries swept)."""
     from ..errors import DataError
@@ -41,10 +42,16 @@ def _is_release(path: str) -> bool:
     if "://" in path:
         return False
     p = Path(path)
-    if p.is_dir() or not p.name:
+    folder = p.suffix.lower() == ".parquet"  # a Spark release folder is settled like a file
+    if (p.is_dir() and not folder) or not p.name:
         raise DataError(f"{path} is a directory, not a table or a release (give a data file, a release's data "
                         "file or sidecar, or a database file)", path=p)
     settle(p)
+    if p.is_dir():
+        if sidecar_path(p).is_file():
+            return True
+        raise DataError(f"{path} is a directory, not a table or a release (give a data file, a release's data "
+                        "file or sidecar, or a database file)", path=p)
     if p.suffix == ".json":
         return True
     return sidecar_path(p).is_file() or is_release_database(p)
@@ -96,6 +103,7 @@ def check_levels(args: argparse.Namespace) -> dict[str, Any]:
         # k is a promise about identity: the QI-table's classes (exact tuples, or Generalized
         # Anatomy's labels), not the SA-table's groups, which the other levels describe
         levels["k"] = int(rel.qi_class_sizes().min()) if len(rel.data) else 0
+        what["n_qi_classes"] = int(rel.qi_class_sizes().size)
     identity = identity_of()
     return {**what, "levels": levels, "identity": identity, "seconds": round(time.perf_counter() - t0, 4)}
 
@@ -111,9 +119,10 @@ def check_levels_spark(args: argparse.Namespace) -> dict[str, Any]:
                              "partitions the input itself", parameter="batch-rows")
     if getattr(args, "population", None):
         raise ParameterError("--population is matched with --engine local", parameter="population")
-    if args.input and "://" not in args.input and Path(args.input).suffix == ".json":
-        raise ParameterError(f"{args.input}: check --engine spark reads raw tables; check a release with "
-                             "--engine local", parameter="engine", value="spark")
+    if args.input and "://" not in args.input and (Path(args.input).suffix == ".json" or (
+            Path(args.input).is_dir() and Path(args.input + ".json").is_file())):
+        raise ParameterError(f"{args.input}: check --engine spark reads raw tables; check a release (a Spark "
+                             "release folder too) with --engine local", parameter="engine", value="spark")
     with spark_session_from_args(args) as spark:
         from ..spark.check import identity_summary, spark_levels
         from ..spark.encoding import load_spark_input
@@ -181,12 +190,50 @@ def cmd_check(args: argparse.Namespace) -> int:
         idt = r["identity"]
         rows = [("input", f"{r['kind']}: {r['source']}")] + ([("signature", r["signature"])] if "signature" in r else [])
         rows += [("unique on their QIs", f"{idt['sample_uniqueness']:.1%} of the records ({idt['sample_uniques']:,})")]
-        rows += [(k, v) for k, v in r["levels"].items()]
+        rows += level_rows(r["levels"], bucketized=r["kind"] == "bucketized release",
+                           n_qi_classes=r.get("n_qi_classes"))
         print_table("levels the data satisfies", rows)
         print_table("identity disclosure (re-identification risk)", identity_rows(idt))
 
     emit(args, result, render)
     return 0
+
+
+#: the terminal's words for :func:`openbook.models.levels.compute_levels` (``--json`` keeps the keys)
+LEVEL_WORDS = {
+    "n_rows": "records published", "n_groups": "classes",
+    "eligible_l": "l-eligible up to l (the most frequent value's share allows)",
+    "k": "k-anonymity: smallest class (k)", "distinct_l": "distinct l-diversity: fewest values in a class",
+    "entropy_l": "entropy l-diversity: exp(least class entropy)", "recursive_l": "recursive (c,l)-diversity: l",
+    "recursive_c": "recursive (c,l)-diversity: at c", "alpha": "(alpha,k): largest share of one value in a class",
+    "t_equal": "t-closeness, equal distance: largest t", "t_ordered": "t-closeness, ordered distance: largest t",
+    "t_hierarchical": "t-closeness, hierarchical distance: largest t",
+}
+
+
+def level_rows(levels: dict[str, Any], *, bucketized: bool = False,
+               n_qi_classes: int | None = None) -> list[tuple[str, Any]]:
+    """The levels in words; a bucketized release's k is its QI table's (identity), the rest its
+    SA groups' — both counts named, each as the files show it."""
+    rows: list[tuple[str, Any]] = []
+    for key, value in levels.items():
+        label = LEVEL_WORDS.get(key)
+        if label is None and key.startswith("alpha_"):
+            name = key[len("alpha_"):]
+            label = (f"(alpha,k): largest share of set {name[:-len('_total')]} (together) in a class"
+                     if name.endswith("_total") else f"(alpha,k): largest share of one value of set {name} in a class")
+        if bucketized and key == "n_groups":
+            if n_qi_classes is not None:
+                rows.append(("QI combinations (the QI table)", f"{n_qi_classes:,}"))
+            label = "SA groups (the SA table)"
+        if bucketized and key == "k":
+            label = "k-anonymity: smallest QI class (k)"
+        if isinstance(value, float):
+            value = "–" if value != value else f"{value:.4g}"
+        elif isinstance(value, int):
+            value = f"{value:,}"
+        rows.append((label or key, value))
+    return rows
 
 
 def identity_rows(idt: dict[str, Any]) -> list[tuple[str, Any]]:
