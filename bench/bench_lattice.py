@@ -7,11 +7,12 @@ against openbook's earlier code, measured side by side in one run.
 Each configuration is timed in a child process for the current tree (``src``) and for git
 revision ``--baseline`` (default: the code before this round's speed work,
 ``bench/_baseline.py``; ``none`` skips it), interleaved, the best of ``--repeat`` warm runs
-each (one cold run first). ARX's figures are its "transformations checked" for the same
-data, hierarchies and models (ARX cannot run here; they are quoted from the measurement in
-the issue: 98, 271 and 350 nodes; 26 ms warm at 0 %, 164–173 ms at 5 %). Node counts are
-machine-independent. Also: the same search on the frequency table of Adult streamed from its
-CSV in Arrow batches (``search_frequency``), which must return the same node.
+each (one cold run first). ARX 3.9.2's figures — its "transformations checked" and warm time
+for the same data, hierarchies, models and loss — are measured in the same run when ARX has
+been built (``bench/bench_arx.py --build-arx``; the 15-configuration comparison is there),
+else the columns say "not built". Node counts are machine-independent. Also: the same search
+on the frequency table of Adult streamed from its CSV in Arrow batches
+(``search_frequency``), which must return the same node.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _baseline import BASELINE, baseline_env  # noqa: E402
 
-#: (model, max_suppression, ARX nodes checked, ARX warm ms or None)
-CONFIGS = [("k=5", 0.0, 98, "26"), ("k=5", 0.05, 271, "164–173"), ("distinct-l=6", 0.05, 350, None)]
+#: (model, max_suppression, ARX criteria)
+CONFIGS = [("k=5", 0.0, "k=5"), ("k=5", 0.05, "k=5"), ("distinct-l=6", 0.05, "distinct-l=6")]
 
 #: run in a child process: prints one JSON line per configuration
 CHILD = r"""
@@ -58,7 +59,7 @@ for spec, ms in {configs!r}:
 
 
 def measure(env: dict[str, str], repeat: int) -> dict[tuple[str, float], dict]:
-    code = CHILD.format(bench=str(HERE), configs=[(s, m) for s, m, _, _ in CONFIGS], repeat=repeat)
+    code = CHILD.format(bench=str(HERE), configs=[(s, m) for s, m, _ in CONFIGS], repeat=repeat)
     out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True).stdout
     rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     return {(r["spec"], r["ms"]): r for r in rows}
@@ -89,11 +90,36 @@ def frequency_rows() -> list[tuple[str, float, list[int], int, float]]:
         freq = frequency_table(read_source(csv), schema, {c: h[c] for c in QI}, batch_rows=8192, fallback=False)
         build = time.perf_counter() - t0
     out = []
-    for spec, ms, _, _ in CONFIGS:
+    for spec, ms, _ in CONFIGS:
         t0 = time.perf_counter()
         res = search_frequency(freq, make_model(spec), ms)
         out.append((spec, ms, [int(x) for x in res["best"]], res["lattice"].n_checked, time.perf_counter() - t0))
     return [("build", 0.0, [], freq.n_classes, build)] + out
+
+
+def arx_figures(repeat: int) -> dict[tuple[str, float], dict]:
+    """ARX's nodes checked and warm time per configuration, when ARX is built (bench_arx)."""
+    import bench_arx as ba
+
+    info = ba.arx_built()
+    if info is None:
+        return {}
+    from importlib import resources
+
+    from openbook.data.adult import load_adult
+
+    csv = ba.PEER / "adult.csv"
+    load_adult("full")[list(dict.fromkeys(ba.Q9 + ["relationship"]))].to_csv(csv, sep=";", index=False)
+    arx = ba.Arx(info, csv, Path(str(resources.files("openbook").joinpath("data", "hierarchies", "arx"))))
+    out = {}
+    try:
+        for spec, ms, crit in CONFIGS:
+            cfg = (spec, ba.Q7, "occupation", spec, crit, ms)
+            arx.run(cfg, 10)  # JIT warm-up
+            out[(spec, ms)] = arx.run(cfg, repeat)
+    finally:
+        arx.close()
+    return out
 
 
 def main() -> None:
@@ -114,19 +140,24 @@ def main() -> None:
     def best_of(name: str, key, what: str) -> float:
         return min(r[key][what] for r in res[name])
 
+    arx = arx_figures(args.repeat)
+
     print("## Full-domain search on Adult (ARX hierarchies): nodes checked beside ARX, time before/after\n")
     print("Adult, 45,222 rows; QIs age, workclass, education, marital-status, race, sex, native-country; SA "
           f"occupation; metric loss. Warm `partition`: best of {args.repeat} runs × 2 interleaved rounds, each "
           f"in a fresh process with one BLAS thread; wall and CPU (process) time; {os.cpu_count()} CPUs, "
-          f"load average {os.getloadavg()[0]:.1f} at the end. ARX 3.9.2: figures of the issue (ARX does not "
-          f"run here). `before` = commit {args.baseline}.\n")
+          f"load average {os.getloadavg()[0]:.1f} at the end. ARX 3.9.2: "
+          f"{'built from source (bench/bench_arx.py), measured in this run' if arx else 'not built here'}. "
+          f"`before` = commit {args.baseline}.\n")
     print("| model | suppression | node | nodes checked | ARX | before | wall ms | before | before / now "
           "| CPU ms | before | before / now | ARX wall ms |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    for spec, ms, arx_nodes, arx_ms in CONFIGS:
+    for spec, ms, _ in CONFIGS:
         key = (spec, ms)
         now = res["now"][0][key]
-        cells = [spec, f"{ms:.0%}", str(now["levels"]), f"{now['checked']} of {now['nodes']}", str(arx_nodes)]
+        ax = arx.get(key)
+        cells = [spec, f"{ms:.0%}", str(now["levels"]), f"{now['checked']} of {now['nodes']}",
+                 str(ax["checked"]) if ax else "not built"]
         wall, cpu = best_of("now", key, "time"), best_of("now", key, "cpu")
         if "before" in res:
             bef = res["before"][0][key]
@@ -136,7 +167,7 @@ def main() -> None:
                       f"{cpu * 1e3:.0f}", f"{bc * 1e3:.0f}", f"{bc / cpu:.2f}×"]
         else:
             cells += ["—", f"{wall * 1e3:.0f}", "—", "—", f"{cpu * 1e3:.0f}", "—", "—"]
-        print("| " + " | ".join(cells + [arx_ms or "—"]) + " |")
+        print("| " + " | ".join(cells + [f"{ax['ms']:.0f}" if ax else "not built"]) + " |")
     print("\nOut-of-core: the same searches on the frequency table of Adult's CSV read in Arrow batches of "
           "8,192 rows (`openbook.algorithms.lattice_frequency.search_frequency`):\n")
     print("| step | node | nodes checked / classes | s |")

@@ -31,7 +31,8 @@ Search (:mod:`.lattice_search`; proofs in ``docs/algorithms.md``):
   height and precision themselves, ``n² / #classes`` for discernibility. Any satisfying
   node's metric is an upper bound on the optimum, so every node whose bound exceeds the
   least metric known (plus the slack) is skipped with its up-set (ARX's "insufficient
-  utility", Flash §5). Nodes are visited in order of bound, then height.
+  utility", Flash §5). Chains start in order of bound, then height (on a necessary
+  condition, below, in order of height).
 * *Upward closed* (:meth:`Lattice.upward_closed`: the model is monotonic and there is no
   budget or the model is *absorbing* — a satisfying class still satisfies after any rows
   join it): Flash's binary search on greedy chains with predictive tagging (a satisfying
@@ -85,7 +86,7 @@ from ..params import Boolean, Options, Real
 from ..release import Partition
 from . import lattice_kernels as lk
 from .base import Anonymizer
-from .lattice_bounds import necessary_condition
+from .lattice_bounds import necessary_condition, projection_fails
 from .lattice_counts import ClassEngine, LatticeData, ModelCheck, NodeClasses
 from .lattice_search import FAIL, PRUNED, SAT, UNKNOWN, FlashSearch, Grid, MaskBounds, bottom_up
 
@@ -114,9 +115,9 @@ def lattice_data(table: EncodedTable) -> tuple[LatticeData, np.ndarray]:
     upper = math.prod(cards.tolist())
     if lk.wanted(table.n_rows) and 0 < table.n_rows and qi.shape[1] and upper < 2**62:
         n_sa = table.columns[table.sa_name].n_values
-        cls, leaf, counts, m = lk.compiled()["group_rows"](qi, cards, upper, table.sa_codes, n_sa)
+        cls, leaf, counts, sizes, m = lk.compiled()["group_rows"](qi, cards, upper, table.sa_codes, n_sa)
         if m >= 0:  # else a code out of range: LatticeData names it below
-            return LatticeData(leaf, counts, hier, table.sa_domain, table.qi_names, trusted=True), cls
+            return LatticeData(leaf, counts, hier, table.sa_domain, table.qi_names, trusted=sizes), cls
     cls, m = group_ids(qi)
     rep = np.empty(m, dtype=np.int64)
     rep[cls] = np.arange(table.n_rows)
@@ -180,7 +181,7 @@ class Lattice:
     # -- one node ----------------------------------------------------------------------
     def _classes(self, levels) -> NodeClasses:
         cls = self.engine.classes(levels)
-        self._evaluated.add(tuple(int(x) for x in levels))
+        self._evaluated.add(cls.levels)
         return cls
 
     def _sums(self, cls: NodeClasses, ok: np.ndarray) -> tuple[int, float, float]:
@@ -368,7 +369,7 @@ class Lattice:
             cond_state = np.zeros(g.size, dtype=np.int8)
             cond_state[self._projection_fails(cond)] = FAIL
             known[cond_state == FAIL] = FAIL
-            FlashSearch(g, check_cond, bounds, prune=pruner, order=order, sorted_prune=pruner is not None).run(cond_state)
+            FlashSearch(g, check_cond, bounds, prune=pruner).run(cond_state)
             known[(cond_state == FAIL) & (known == UNKNOWN)] = FAIL
             if pruner is not None:
                 known[(cond_state == PRUNED) & (known == UNKNOWN)] = PRUNED
@@ -376,44 +377,16 @@ class Lattice:
             bottom_up(g, known, dominated, lambda i: self._check(i)[0], None, order)
 
     def _projection_fails(self, cond) -> np.ndarray:
-        """Nodes that fail without a check, from each QI alone (Incognito's subset property):
-        the classes of node ``u`` refine the classes of QI ``j`` at level ``u_j`` (the other
-        QIs ignored). For an absorbing predicate (``cond``, or the model when absorbing) a
-        failing class of that projection splits into failing classes of ``u``, so its rows
-        are suppressed at ``u``; with no budget and a monotonic model some class of ``u``
-        inside it fails (were all to hold, their union would). So ``u`` fails when, for
-        some QI ``j``, the rows of the failing classes of the projection at ``u_j`` exceed
-        the budget. Returns a mask over nodes (closed downwards)."""
-        data = self.data
+        """Nodes that fail from one QI alone (:func:`.lattice_bounds.projection_fails`):
+        on ``cond`` (absorbing), else on the model (absorbing, or monotonic with no budget)."""
         size_only = cond.size_only if cond is not None else not self.engine.with_counts
-        worst = np.zeros(self.grid.size, dtype=np.int64)
-        n_sa = data.n_sa
-        for j, h in enumerate(data.h):
-            leaf = data.combo_t[j]
-            w = np.bincount(leaf, weights=data.sizes, minlength=h.n_leaves)
-            c = None
-            if not size_only:
-                idx = (leaf.astype(np.int64)[:, None] * n_sa + np.arange(n_sa)).ravel()
-                c = np.bincount(idx, weights=data.counts.ravel(), minlength=h.n_leaves * n_sa).reshape(-1, n_sa)
-            rows = np.zeros(h.height + 1, dtype=np.int64)
-            for lv in range(h.height + 1):
-                codes, r = data.level_codes[j][lv], data.level_radix[j][lv]
-                sizes = np.rint(np.bincount(codes, weights=w, minlength=r)).astype(np.int64)
-                counts = None
-                if c is not None:
-                    flat = (codes.astype(np.int64)[:, None] * n_sa + np.arange(n_sa)).ravel()
-                    counts = np.rint(np.bincount(flat, weights=c.ravel(), minlength=r * n_sa)).astype(np.int64)
-                    counts = counts.reshape(r, n_sa)
-                if cond is not None:
-                    ok = cond.holds(sizes, counts)
-                elif size_only:
-                    ok = sizes >= self.model.k
-                else:
-                    ok = np.asarray(self.model.holds(counts, self.domain), dtype=bool)
-                ok |= sizes == 0  # codes without rows
-                rows[lv] = int(sizes[~ok].sum())
-            worst = np.maximum(worst, rows[self.nodes[:, j]])
-        return worst > self.budget
+        if cond is not None:
+            holds = lambda sizes, counts: cond.holds(sizes, counts)  # noqa: E731
+        elif size_only:
+            holds = lambda sizes, counts: sizes >= self.model.k  # noqa: E731
+        else:
+            holds = lambda sizes, counts: np.asarray(self.model.holds(counts, self.domain), dtype=bool)  # noqa: E731
+        return projection_fails(self.data, self.nodes, holds, size_only, self.budget)
 
     def optimize(self, state: np.ndarray, name: str) -> int:
         """The node of least ``name`` among all satisfying nodes, completing ``state``:
@@ -576,7 +549,7 @@ class FullDomainSearch(Anonymizer):
         ev = lat.evaluate(levels)
         cc = ev["combo_class"]
         labels = np.where(ev["holds"][cc], cc, -1)[lat.row_combo]
-        prov = self.provenance() | search_provenance(res)
+        prov = release_provenance(self, res)
         if lat.engine.kernels is None:
             return Partition.from_labels(labels, provenance=prov)
         group, n_groups = lat.engine.kernels["first_appearance"](labels)  # from_labels' numbering, O(n)
@@ -589,6 +562,15 @@ def _same_classes(a: LatticeData, b: LatticeData) -> bool:
         return False
     ia, ib = np.lexsort(a.combos.T[::-1]), np.lexsort(b.combos.T[::-1])
     return bool(np.array_equal(a.combos[ia], b.combos[ib]) and np.array_equal(a.counts[ia], b.counts[ib]))
+
+
+def release_provenance(algo: Any, res: dict[str, Any]) -> dict[str, Any]:
+    """The release's provenance: the algorithm's and the search's (:func:`search_provenance`).
+    The minimality principle (paper 001 §3) holds of the release only when the chosen node is
+    minimal: under a suppression budget the optimum may sit above a minimal node."""
+    prov = algo.provenance() | search_provenance(res)
+    prov["minimality"] = bool(algo.minimality and prov["chosen_minimal"])
+    return prov
 
 
 def search_provenance(res: dict[str, Any]) -> dict[str, Any]:

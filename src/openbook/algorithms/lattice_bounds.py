@@ -32,6 +32,10 @@ count vectors in ``tests/unit/algorithms/test_lattice_bounds.py``):
 
 Every threshold is rounded towards the weaker condition (a margin far above float
 rounding), so the condition stays necessary whatever the models' tolerances.
+
+:func:`projection_fails` applies such a predicate to each QI alone (Incognito's subset
+property, LeFevre et al., SIGMOD 2005): the nodes whose failing rows already exceed the
+budget when every other QI is ignored.
 """
 
 from __future__ import annotations
@@ -172,3 +176,39 @@ def _t_min_size(q: np.ndarray, need: float, n_rows: int) -> int:
             return int(sizes[hit[0]])
         start = int(sizes[-1]) + 1
     return cap
+
+
+def projection_fails(data, nodes: np.ndarray, holds, size_only: bool, budget: int) -> np.ndarray:
+    """Mask over ``nodes`` (level vectors) of those that fail from one QI alone.
+
+    The classes of node ``u`` refine the classes of QI ``j`` alone at level ``u_j`` (the
+    other QIs ignored). For an absorbing predicate ``holds(sizes, counts)`` (``counts``
+    ``None`` when ``size_only``) a failing class of that projection splits into failing
+    classes of ``u`` (one that held would absorb the rest), so its rows are suppressed at
+    ``u``; with no budget and a monotonic predicate some class of ``u`` inside it fails
+    (were all to hold, their union would). So ``u`` fails when, for some ``j``, the rows of
+    the failing projection classes at ``u_j`` exceed ``budget``. The mask is closed
+    downwards (a failing coarser class is a union of failing finer ones). ``data`` is a
+    :class:`~.lattice_counts.LatticeData`."""
+    worst = np.zeros(len(nodes), dtype=np.int64)
+    n_sa = data.n_sa
+    for j, h in enumerate(data.h):
+        leaf = data.combo_t[j]
+        w = np.bincount(leaf, weights=data.sizes, minlength=h.n_leaves)
+        c = None
+        if not size_only:
+            idx = (leaf.astype(np.int64)[:, None] * n_sa + np.arange(n_sa)).ravel()
+            c = np.bincount(idx, weights=data.counts.ravel(), minlength=h.n_leaves * n_sa).reshape(-1, n_sa)
+        rows = np.zeros(h.height + 1, dtype=np.int64)
+        for lv in range(h.height + 1):
+            codes, r = data.level_codes[j][lv], data.level_radix[j][lv]
+            sizes = np.rint(np.bincount(codes, weights=w, minlength=r)).astype(np.int64)
+            counts = None
+            if c is not None:
+                flat = (codes.astype(np.int64)[:, None] * n_sa + np.arange(n_sa)).ravel()
+                counts = np.rint(np.bincount(flat, weights=c.ravel(), minlength=r * n_sa)).astype(np.int64)
+                counts = counts.reshape(r, n_sa)
+            ok = np.asarray(holds(sizes, counts), dtype=bool) | (sizes == 0)  # codes without rows
+            rows[lv] = int(sizes[~ok].sum())
+        worst = np.maximum(worst, rows[nodes[:, j]])
+    return worst > budget

@@ -37,7 +37,7 @@ from ..errors import ParameterError
 from ..models.base import PrivacyModel, SADomain
 from ..models.composite import AllOf
 from ..models.k_anonymity import KAnonymity
-from ..models.l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, _xlogx_table
+from ..models.l_diversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity, xlogx_table
 from . import lattice_kernels as lk
 
 #: keys spanning at most this many times their count (plus a constant) are renumbered by a
@@ -102,14 +102,15 @@ class LatticeData:
     domain: the SA domain the privacy models read (values, global counts, ...).
     qi_names: the QI names (default ``q0, q1, ...``).
     distinct: the caller guarantees the combinations are distinct (no merge pass).
-    trusted: ``combos`` is the ``(d, m)`` int32 transpose, distinct, with codes in range and
-        counts non-negative (what :func:`~.lattice.lattice_data` builds; nothing checked).
+    trusted: the combinations' sizes, given with ``combos`` the ``(d, m)`` int32 transpose,
+        distinct, with codes in range and counts non-negative (what
+        :func:`~.lattice.lattice_data` builds; nothing is checked).
     """
 
     def __init__(self, combos, sa_counts, hierarchies, domain: SADomain, qi_names=None, *,
-                 distinct: bool = False, trusted: bool = False) -> None:
+                 distinct: bool = False, trusted: np.ndarray | None = None) -> None:
         self.h = list(hierarchies)
-        if trusted:
+        if trusted is not None:
             self.leaf, counts, self._combos = combos, sa_counts, None
             self.d = self.leaf.shape[0]
             distinct = True
@@ -122,7 +123,7 @@ class LatticeData:
             self.d = combos.shape[1]
         if len(self.h) != self.d:
             raise ParameterError(f"{len(self.h)} hierarchies for {self.d} QIs", parameter="hierarchies")
-        if not trusted:
+        if trusted is None:
             if counts.size and counts.min() < 0:
                 raise ParameterError("sa_counts must be non-negative", parameter="sa_counts")
             self.leaf = np.ascontiguousarray(combos.T, dtype=np.int32) if self.d else \
@@ -154,7 +155,7 @@ class LatticeData:
             self._combos = combos
         self.combo_t = list(self.leaf)
         self.counts = counts
-        self.sizes = counts.sum(axis=1)
+        self.sizes = trusted if trusted is not None else counts.sum(axis=1)
         self.m, self.n_sa = counts.shape
         self.n = int(self.sizes.sum())
         # the kernels' tables: one row per (QI, level), leaf -> code and code -> loss
@@ -362,7 +363,7 @@ class ClassEngine:
 @functools.lru_cache(maxsize=4)
 def _xlogx(n: int) -> np.ndarray:
     """``c log c`` for ``c = 0..n`` (numpy's, as the entropy model reads it); read-only."""
-    out = _xlogx_table(n)
+    out = xlogx_table(n)
     out.setflags(write=False)
     return out
 
@@ -370,26 +371,26 @@ def _xlogx(n: int) -> np.ndarray:
 def _members(model: PrivacyModel) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The compiled check's members of ``model`` (kinds, integer and float parameters), or
     ``None`` when a member has no compiled check."""
+    from ..models._checks import TOL
+
     kinds, ip, fp = [], [], []
     for m in (model.models if isinstance(model, AllOf) else (model,)):
         t = type(m)
         if t is KAnonymity:
-            kinds.append(lk.K), ip.append((int(m.k), 0, 0)), fp.append(0.0)
+            kinds.append(lk.K), ip.append((int(m.k), 0, 0)), fp.append((0.0, 0.0))
         elif t is DistinctLDiversity:
-            kinds.append(lk.DISTINCT), ip.append((int(m.l), 0, 0)), fp.append(0.0)
+            kinds.append(lk.DISTINCT), ip.append((int(m.l), 0, 0)), fp.append((0.0, 0.0))
         elif t is EntropyLDiversity:
-            from ..models._checks import TOL
-
-            kinds.append(lk.ENTROPY), ip.append((0, 0, 0)), fp.append(float(np.log(m.l) - TOL))
+            kinds.append(lk.ENTROPY), ip.append((0, 0, 0)), fp.append((float(np.log(m.l) - TOL), 0.0))
         elif t is RecursiveCLDiversity:
             r = m._ratio
             kinds.append(lk.RECURSIVE_EXACT if r.exact else lk.RECURSIVE_FLOAT)
             ip.append((int(m.l), int(r.num), int(r.den)))
-            fp.append(float(r.value))
+            fp.append((float(r.value), 1.0 - TOL))
         else:
             return None
     return (np.array(kinds, dtype=np.int64), np.array(ip, dtype=np.int64).reshape(-1, 3),
-            np.array(fp, dtype=np.float64).reshape(-1, 1))
+            np.array(fp, dtype=np.float64).reshape(-1, 2))
 
 
 class ModelCheck:

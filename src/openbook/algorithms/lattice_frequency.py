@@ -17,7 +17,7 @@ from typing import Any
 from ..data.frequency import FrequencyTable
 from ..errors import InfeasibleError
 from ..models.base import PrivacyModel
-from .lattice import METRICS, Lattice, search_lattice, search_provenance
+from .lattice import METRICS, Lattice, release_provenance, search_lattice
 from .lattice_counts import LatticeData
 
 
@@ -48,7 +48,7 @@ def search_frequency(freq: FrequencyTable, model: PrivacyModel, max_suppression:
         if ms == 0.0:  # as FullDomainSearch: with a budget, the lattice decides
             raise
     res = search_lattice(Lattice(frequency_lattice_data(freq), model, ms), metric, bool(all_minimal))
-    res["provenance"] = algo.provenance() | search_provenance(res)
+    res["provenance"] = release_provenance(algo, res)
     return res
 
 

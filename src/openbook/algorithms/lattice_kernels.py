@@ -165,7 +165,7 @@ def check_classes(sizes, counts, kinds, iparam, fparam, xlogx, cond_k, cond_l): 
     """Per class: does the model hold (``ok``), is its entropy too close to the threshold
     to decide here (``amb``), does the necessary condition ``size >= cond_k`` and
     ``distinct >= cond_l`` hold (``cond``). Members ``kinds[t]`` with integer parameters
-    ``iparam[t]`` and float parameters ``fparam[t]`` (see :func:`compile_members`)."""
+    ``iparam[t]`` and float parameters ``fparam[t]`` (``lattice_counts._members``)."""
     nc = sizes.shape[0]
     n_sa = counts.shape[1]
     ok = np.ones(nc, dtype=np.bool_)
@@ -195,7 +195,7 @@ def check_classes(sizes, counts, kinds, iparam, fparam, xlogx, cond_k, cond_l): 
                 if h < 0.0:
                     h = 0.0
                 thr = fparam[t, 0]
-                if abs(h - thr) <= 1e-9 * max(1.0, abs(thr)):
+                if abs(h - thr) <= AMBIGUOUS * max(1.0, abs(thr)):
                     amb[c] = True
                 good = good and h >= thr
             else:
@@ -221,7 +221,7 @@ def check_classes(sizes, counts, kinds, iparam, fparam, xlogx, cond_k, cond_l): 
                 if kind == 3:
                     good = good and r1 * iparam[t, 2] < tail * iparam[t, 1]
                 else:
-                    good = good and float(r1) < fparam[t, 0] * float(tail) * (1.0 - 1e-12)
+                    good = good and float(r1) < fparam[t, 0] * float(tail) * fparam[t, 1]  # the model's 1 - TOL
         ok[c] = good
     return ok, amb, cond
 
@@ -265,58 +265,67 @@ def first_appearance(labels):  # pragma: no cover - compiled
 def group_rows(qi, cards, upper, sa, n_sa):  # pragma: no cover - compiled
     """Combination id of each row (``qi`` (n, d), codes below ``cards``; ``upper`` their
     product, fitting int64) in order of first appearance, the combinations' codes
-    ``(d, m)`` and their SA counts (``sa`` codes below ``n_sa``). A code out of range
-    returns ``m = -1`` (empty arrays)."""
+    ``(d, m)``, their SA counts (``sa`` codes below ``n_sa``) and sizes. A code out of
+    range returns ``m = -1`` (empty arrays)."""
     n, d = qi.shape
+    key = np.zeros(n, dtype=np.int64)
+    bad = False
+    for j in range(d):  # column by column (one stream per QI)
+        cj = cards[j]
+        for r in range(n):
+            v = qi[r, j]
+            bad |= (v < 0) | (v >= cj)
+            key[r] = key[r] * cj + v
+    for r in range(n):
+        bad |= (sa[r] < 0) | (sa[r] >= n_sa)
+    if bad:
+        return key[:0], np.zeros((d, 0), dtype=np.int32), np.zeros((0, n_sa), dtype=np.int64), key[:0], -1
     combo = np.empty(n, dtype=np.int64)
     first = np.empty(n, dtype=np.int64)
     m = 0
-    dense = upper <= 4 * n + 65536
-    bits = 1
-    while (1 << bits) < 2 * n:
-        bits += 1
-    mask = (1 << bits) - 1
-    size = upper if dense else 1 << bits
-    ids = np.full(size, -1, dtype=np.int64)
-    keys = np.empty(1 if dense else size, dtype=np.int64)
-    bad = False
-    for r in range(n):
-        key = 0
-        for j in range(d):
-            v = qi[r, j]
-            if v < 0 or v >= cards[j]:
-                bad = True
-            key = key * cards[j] + v
-        s_r = sa[r]
-        if bad or s_r < 0 or s_r >= n_sa:
-            return combo[:0], np.zeros((d, 0), dtype=np.int32), np.zeros((0, n_sa), dtype=np.int64), -1
-        if dense:
-            h = key
-        else:
-            h = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits))
-        while True:
-            c = ids[h]
+    if upper <= 4 * n + 65536:
+        ids = np.full(upper, -1, dtype=np.int64)
+        for r in range(n):
+            c = ids[key[r]]
             if c < 0:
                 c = m
-                ids[h] = c
-                if not dense:
-                    keys[h] = key
+                ids[key[r]] = c
                 first[c] = r
                 m += 1
-                break
-            if dense or keys[h] == key:
-                break
-            h = (h + 1) & mask
-        combo[r] = c
+            combo[r] = c
+    else:
+        bits = 1
+        while (1 << bits) < 2 * n:
+            bits += 1
+        mask = (1 << bits) - 1
+        ids = np.full(1 << bits, -1, dtype=np.int64)
+        mult = np.uint64(0x9E3779B97F4A7C15)
+        shift = np.uint64(64 - bits)
+        for r in range(n):
+            k = key[r]
+            h = np.int64((np.uint64(k) * mult) >> shift)
+            while True:
+                c = ids[h]
+                if c < 0:
+                    c = m
+                    ids[h] = c
+                    first[c] = r
+                    m += 1
+                    break
+                if key[first[c]] == k:
+                    break
+                h = (h + 1) & mask
+            combo[r] = c
     counts = np.zeros((m, n_sa), dtype=np.int64)
+    sizes = np.zeros(m, dtype=np.int64)
     for r in range(n):
         counts[combo[r], sa[r]] += 1
+        sizes[combo[r]] += 1
     leaf = np.empty((d, m), dtype=np.int32)
-    for c in range(m):
-        r = first[c]
-        for j in range(d):
-            leaf[j, c] = qi[r, j]
-    return combo, leaf, counts, m
+    for j in range(d):
+        for c in range(m):
+            leaf[j, c] = qi[first[c], j]
+    return combo, leaf, counts, sizes, m
 
 
 def unkept_rows(packed, w):  # pragma: no cover - compiled

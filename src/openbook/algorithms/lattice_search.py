@@ -20,7 +20,9 @@ level first), binary-searched for the first satisfying node. The first probe of 
 the node at the mean height of the frontier met so far (where the chain most likely
 crosses it), later probes bisect; a probe is decided by the bounds when they can, else
 checked. With ``prune``, a node it accepts is skipped with its up-set (``PRUNED``: its
-metric's bound exceeds a minimal node's metric). Every node ends decided or pruned.
+metric's bound exceeds the least metric of a satisfying node known); when the order is by
+that bound, the walk ends at the first node it prunes (every later one would be too). Every
+node ends decided, pruned, or (order by bound) after the end of the walk.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ def distinct_counts(counts: np.ndarray) -> np.ndarray:
     return np.count_nonzero(counts, axis=1)
 
 
-def _xlogx_table(top: int) -> np.ndarray:
+def xlogx_table(top: int) -> np.ndarray:
     x = np.arange(top + 1, dtype=np.float64)
     out = np.zeros(top + 1)
     np.multiply(x, np.log(x, out=np.zeros_like(x), where=x > 0), out=out, where=x > 0)
@@ -59,7 +59,7 @@ def entropy(counts: np.ndarray) -> np.ndarray:
     n = counts.sum(axis=1)
     top = int(counts.max(initial=0))
     if top <= 1 << 22:
-        clogc = _xlogx_table(top)[counts].sum(axis=1)
+        clogc = xlogx_table(top)[counts].sum(axis=1)
     else:  # huge counts: compute directly
         c = counts.astype(np.float64)
         clogc = np.where(c > 0, c * np.log(np.where(c > 0, c, 1.0)), 0.0).sum(axis=1)

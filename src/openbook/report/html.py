@@ -18,7 +18,6 @@ No raw JSON reaches the page: every value is rendered as words or numbers.
 from __future__ import annotations
 
 import datetime as _dt
-import html
 import os
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -87,11 +86,9 @@ dl.legend dt{font-weight:bold;margin-top:8px}dl.legend dd{margin:2px 0 0 18px}
 """
 
 
-def _e(x: Any) -> str:
-    return html.escape(str(x))
-
-
 def _fmt(x: Any, digits: int = 4) -> str:
+    """A number or value as the page writes it (thousands separators, 4 significant digits,
+    ``–`` for nothing)."""
     if x is None:
         return "–"
     if isinstance(x, (bool, np.bool_)):
@@ -105,62 +102,51 @@ def _fmt(x: Any, digits: int = 4) -> str:
     return str(x)
 
 
-def _kv(rows: Sequence[tuple[str, Any]], cls: str = "") -> str:
-    body = "".join(f"<tr><th>{_e(k)}</th><td>{v if isinstance(v, _Raw) else _e(_fmt(v))}</td></tr>"
-                   for k, v in rows)
-    return f'<table class="{cls}">{body}</table>'
+def _environment() -> Any:
+    """The template environment: autoescaping on, the page's number format as ``fmt``."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    env = Environment(loader=PackageLoader("openbook.report", "templates"), autoescape=True,
+                      undefined=StrictUndefined, trim_blocks=False, lstrip_blocks=False)
+    env.filters["fmt"] = _fmt
+    return env
 
 
-class _Raw(str):
-    """Already-escaped HTML."""
-
-
-def _grid(header: Sequence[str], rows: Sequence[Sequence[Any]], cls: str = "") -> str:
-    h = "".join(f"<th>{_e(c)}</th>" for c in header)
-    b = "".join("<tr>" + "".join(f"<td>{_e(_fmt(v))}</td>" for v in r) + "</tr>" for r in rows)
-    return f'<table class="{cls}"><tr>{h}</tr>{b}</table>'
-
-
-def _kpi(label: str, value: str, cls: str = "", ident: str = "") -> str:
-    i = f' id="{_e(ident)}"' if ident else ""
-    return f'<div class="kpi"{i}><b class="{cls}">{_e(value)}</b>{_e(label)}</div>'
-
-
-def _summary_section(release: Release) -> str:
+def _summary(release: Release) -> list[tuple[str, Any]]:
     m = release.meta
     alg = m.get("algorithm") or {}
-    model = m.get("model")
-    rows = [
+    n_classes = release.classes()[1]
+    rows: list[tuple[str, Any]] = [
         ("kind", release.kind),
         # a sidecar publishes no input or suppressed count unless its publisher opted in
         ("rows in", m.get("n_input", "not published")), ("published", m.get("n_published", release.n_published)),
-        ("suppressed", m.get("n_suppressed", "not published")), ("classes", m.get("n_groups")),
-        # groups whose generalized labels coincide are one class to any reader of the file
-        ("classes a reader sees", release.classes()[1]),
-        ("QI", ", ".join(release.qi)), ("SA", release.sa),
-        ("model", _model_text(model)),
-        ("algorithm", alg.get("algorithm")),
-        ("algorithm parameters", _words(alg.get("params") or {})),
+        ("suppressed", m.get("n_suppressed", "not published")),
     ]
+    if release.kind == "bucketized":  # the same counts, in the same words, as anonymize and check print
+        rows += [("QI combinations (the QI table)", int(release.qi_class_sizes().size)),
+                 ("SA groups (the SA table)", n_classes)]
+    else:
+        rows.append(("classes", n_classes))
+    rows += [("QI", ", ".join(release.qi)), ("SA", release.sa), ("model", _model_text(m.get("model"))),
+             ("algorithm", alg.get("algorithm")), ("algorithm parameters", _words(alg.get("params") or {}))]
     if m.get("source"):
         rows.append(("source", m.get("source")))
-    return "<h2>Release</h2>" + _kv(rows, "summary")
+    return rows
 
 
-def _check_section(release: Release) -> str:
+def _check(release: Release) -> dict[str, Any]:
     from ..attacks.baseline import release_model
 
     try:
         model = release_model(release)
     except Exception as exc:  # an unreadable model spec is reported, not fatal  # noqa: BLE001
-        return f"<h2>Model check</h2><p class='bad'>cannot rebuild the model: {_e(exc)}</p>"
+        return {"error": str(exc)}
     if model is None:
-        return "<h2>Model check</h2><p class='note'>the release records no privacy model</p>"
+        return {"error": None, "none": True}
     chk = release.check(model)
-    cls = "ok" if chk.holds else "bad"
-    return ("<h2>Model check</h2>" + _kpi("model holds", "holds" if chk.holds else "FAILS", cls, "model-holds")
-            + _kv([("model", chk.model), ("level reached", chk.level), ("groups", chk.n_groups),
-                   ("failing groups", chk.failing_groups)], "check"))
+    return {"error": None, "none": False, "holds": chk.holds,
+            "rows": [("model", chk.model), ("level reached", chk.level), ("groups", chk.n_groups),
+                     ("failing groups", chk.failing_groups)]}
 
 
 def _model_text(model: Any) -> str:
@@ -183,33 +169,15 @@ def _words(value: Any) -> str:
     return _fmt(value)
 
 
-def _verdict_section(cert: Any, source: str) -> str:
-    """The verdict, first: badge, one sentence, the target, and every adversary's finding."""
+def _verdict(cert: Any, source: str) -> dict[str, Any]:
+    """The verdict, first: badge, one sentence, both lines, the target, every adversary's finding."""
     if cert is None:
-        return ("<section id='verdict'><h2>Verdict</h2><div class='verdict other'><span class='badge'>NOT "
-                "CERTIFIED</span>The release records no certificate; give the original table (--original) to "
-                "certify it now.</div></section>")
+        return {"kind": "none"}
     if isinstance(cert, Mapping) and cert.get("verdict") == "not certified":
         head, sentence = VERDICT_WORDS["not certified"]
-        return (f"<section id='verdict'><h2>Verdict</h2><div class='verdict fail'><span class='badge'>{head}</span>"
-                f"{_e(sentence)} {_e(cert.get('reason', ''))}</div></section>")
+        return {"kind": "not certified", "head": head, "sentence": sentence, "reason": cert.get("reason", "")}
     head, sentence = VERDICT_WORDS.get(cert.verdict, (cert.verdict.upper(), ""))
-    cls = {"pass": "pass", "fail": "fail"}.get(cert.verdict, "other")
-    lines = "".join(
-        f"<div class='line {'ok' if ln.passes else 'bad'}' id='line-{_e(ln.name)}'><b>"
-        f"{'Identity' if ln.name == 'identity' else 'Sensitive value'}:</b> {_e(ln.text)} "
-        f"<span class='note'>(target from {_e(ln.source)})</span></div>" for ln in getattr(cert, "lines", []) or [])
-    ran = [f for f in cert.findings if f.ran]
-    target = "no target" if cert.target is None else f"{cert.target:.4g} ({cert.target_source})"
     worst = cert.worst()
-    why = []
-    if cert.unaware():
-        why.append(f"<p id='unaware'><b>Not certified against the algorithm:</b> {_e(cert.unaware())}</p>")
-    if worst is not None:
-        why.append(f"<p><b>Why:</b> {_e(worst.what())}</p>")
-    aware = (cert.aware or {}).get("adversary")
-    knows = (f"<p id='aware'><b>Adversary who knows the algorithm:</b> {_e(aware)} — "
-             f"{_e((cert.aware or {}).get('reason', ''))}</p>" if aware else "")
     rows = []
     for f in cert.findings:
         status = ("does not apply" if not f.applies else "not run" if not f.ran
@@ -217,78 +185,89 @@ def _verdict_section(cert: Any, source: str) -> str:
         rows.append([f"{f.title} ({f.paper})", status, "yes" if f.knows_algorithm else "no", f.max_posterior,
                      f.baseline_max_posterior if f.adversary != "baseline" else f.max_posterior, f.n_above,
                      f.n_unresolved, f.n_absent, f.n_people, f.method or (f.error or f.reason), f.seconds])
-    table = _grid(["adversary", "result", "knows the algorithm", "max posterior",
+    return {
+        "kind": "certificate", "head": head, "sentence": sentence,
+        "cls": {"pass": "pass", "fail": "fail"}.get(cert.verdict, "other"),
+        "lines": list(getattr(cert, "lines", []) or []),
+        "target": "no target" if cert.target is None else f"{cert.target:.4g} ({cert.target_source})",
+        "ran": ", ".join(f.adversary for f in cert.findings if f.ran) or "none", "source": source,
+        "unaware": cert.unaware() or "", "why": worst.what() if worst is not None else "",
+        "aware": (cert.aware or {}).get("adversary") or "", "aware_reason": (cert.aware or {}).get("reason", ""),
+        "header": ["adversary", "result", "knows the algorithm", "max posterior",
                    "baseline's max posterior (same people)", "above the target", "unresolved", "absent considered",
-                   "people", "method", "seconds"], rows, "findings")
-    return (f"<section id='verdict'><h2>Verdict</h2><div class='verdict {cls}'><span class='badge' id='verdict-badge'>"
-            f"{head}</span>{_e(sentence)}</div>{lines}<p>Attribute target: <b>{_e(target)}</b>; adversaries that ran: "
-            f"{_e(', '.join(f.adversary for f in ran) or 'none')}. <span class='note'>{_e(source)}</span></p>"
-            f"{''.join(why)}{knows}{table}</section>")
+                   "people", "method", "seconds"],
+        "rows": rows,
+    }
 
 
-def _legend_section() -> str:
-    items = "".join(f"<dt>{_e(term)}</dt><dd>{_e(text)}</dd>" for term, text in LEGEND)
-    return f"<section id='legend'><h2>What the figures mean</h2><dl class='legend'>{items}</dl></section>"
+def _kpi(label: str, value: str, cls: str = "", ident: str = "") -> dict[str, str]:
+    return {"label": label, "value": value, "cls": cls, "ident": ident}
 
 
-def _attack_section(result: Any, index: int, target: float | None, reid_target: float | None = None) -> str:
+def _attack(result: Any, target: float | None, reid_target: float | None = None) -> dict[str, Any]:
+    from markupsafe import Markup
+
     if result.adversary == "reidentification":
         target = reid_target
     l = (1.0 / target) if target else (result.l if result.l is not None else 1.0)
-    s = result.summary(l=l)
-    d = s.to_dict(groups=10)
+    d = result.summary(l=l).to_dict(groups=10)
     name = d["adversary"]
     over = int((result.max_bound() > target + 1e-12).sum()) if target else 0
     cls = "bad" if over or d["n_unresolved"] else "ok"
-    kpis = (_kpi("max posterior", _fmt(d["max_posterior"], 4), cls, f"max-{name}")
-            + _kpi("people above the target", f"{over:,}" if target else "no target", cls, f"above-{name}")
-            + _kpi("unresolved", f"{d['n_unresolved']:,}", "bad" if d["n_unresolved"] else "ok", f"unres-{name}")
-            + _kpi("risk × 1/ℓ", _fmt(d["max_risk_multiple"], 4) if target else "–", cls, f"risk-{name}"))
     mx = result.max_posterior()
     considered = (result.group >= 0) | ~np.isnan(mx)
     what = ("re-identification risk per record" if result.adversary == "reidentification"
             else "largest posterior per person")
-    hist = plots.posterior_histogram(mx[considered], l if target else None, title=f"{name}: {what}")
     share = (f"{d['vulnerable_fraction']:.2%} ({d['n_vulnerable']:,} vulnerable, {d['n_unresolved']:,} unresolved)"
              if target else "–")
-    facts = _kv([("people considered", int(considered.sum())), ("of them absent", d["n_absent_evaluated"]),
-                 ("vulnerable or unresolved share", share),
-                 ("average posterior of the vulnerable", d["avg_credibility_problematic"]),
-                 ("largest Monte-Carlo standard error", d["max_stderr"]),
-                 ("what it knew and did", _words(d.get("notes") or {}))], "attack")
     worst = d.get("per_group") or []
     cols = list(worst[0].keys()) if worst else []
-    table = _grid(cols, [[r[c] for c in cols] for r in worst], "worst") if worst else "<p class='note'>no classes</p>"
-    return (f'<h2 id="adversary-{index}">Adversary: {_e(name)}</h2>{kpis}<div class="fig">{hist}</div>{facts}'
-            f"<h3>Riskiest published classes</h3>{table}")
+    return {
+        "name": name,
+        "kpis": [_kpi("max posterior", _fmt(d["max_posterior"], 4), cls, f"max-{name}"),
+                 _kpi("people above the target", f"{over:,}" if target else "no target", cls, f"above-{name}"),
+                 _kpi("unresolved", f"{d['n_unresolved']:,}", "bad" if d["n_unresolved"] else "ok", f"unres-{name}"),
+                 _kpi("risk × 1/ℓ", _fmt(d["max_risk_multiple"], 4) if target else "–", cls, f"risk-{name}")],
+        # drawn by matplotlib from numbers, its text as paths: trusted markup
+        "histogram": Markup(plots.posterior_histogram(mx[considered], l if target else None,
+                                                      title=f"{name}: {what}")),
+        "facts": [("people considered", int(considered.sum())), ("of them absent", d["n_absent_evaluated"]),
+                  ("vulnerable or unresolved share", share),
+                  ("average posterior of the vulnerable", d["avg_credibility_problematic"]),
+                  ("largest Monte-Carlo standard error", d["max_stderr"]),
+                  ("what it knew and did", _words(d.get("notes") or {}))],
+        "worst_header": cols, "worst_rows": [[r[c] for c in cols] for r in worst],
+    }
 
 
-def _utility_section(utility: dict[str, Any] | None, queries: list[dict[str, Any]] | None) -> str:
+def _utility(utility: dict[str, Any] | None, queries: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    from markupsafe import Markup
+
     if utility is None:
-        return ("<h2>Utility</h2><p class='note'>give the original data (--original / --dataset) for "
-                "information loss and query error</p>")
+        return None
     per = utility.get("information_loss_per_qi", {})
-    out = ("<h2>Utility</h2>" + _kpi("information loss (Def. 6)", _fmt(utility["information_loss"], 4), "", "il")
-           + _kpi("average class size", _fmt(utility["avg_class_size"], 4))
-           + _kpi("suppression rate", f"{utility['suppression_rate']:.2%}")
-           + _kv([("classes", utility["n_classes"]), ("smallest class", utility["min_class_size"]),
-                  ("NCP", utility.get("ncp")), ("discernibility", utility["discernibility"])], "utility")
-           + "<h3>Information loss per QI (unweighted)</h3>" + _grid(list(per), [list(per.values())], "il-per-qi"))
+    out: dict[str, Any] = {
+        "kpis": [_kpi("information loss (Def. 6)", _fmt(utility["information_loss"], 4), "", "il"),
+                 _kpi("average class size", _fmt(utility["avg_class_size"], 4)),
+                 _kpi("suppression rate", f"{utility['suppression_rate']:.2%}")],
+        "rows": [("classes", utility["n_classes"]), ("smallest class", utility["min_class_size"]),
+                 ("NCP", utility.get("ncp")), ("discernibility", utility["discernibility"])],
+        "per_qi_header": list(per), "per_qi_values": list(per.values()), "queries": [], "chart": "",
+    }
     if queries:
-        out += "<h3>COUNT-query error (paper 000 §5.3)</h3>" + _grid(
-            ["qd", "sel", "ARE", "queries", "excluded (true count 0)"],
-            [[q["qd"], q["sel"], q["are"], q["n_queries"], q["excluded_zero"]] for q in queries], "queries")
-        out += plots.bar_chart([f"qd={q['qd']}, sel={q['sel']}" for q in queries], [q["are"] for q in queries],
-                               ylabel="ARE", title="average relative error")
+        out["queries"] = [[q["qd"], q["sel"], q["are"], q["n_queries"], q["excluded_zero"]] for q in queries]
+        out["chart"] = Markup(plots.bar_chart([f"qd={q['qd']}, sel={q['sel']}" for q in queries],
+                                              [q["are"] for q in queries], ylabel="ARE",
+                                              title="average relative error"))
     return out
 
 
-def _provenance_section(release: Release, extra: Mapping[str, Any] | None) -> str:
-    rows = [("openbook version of the release", release.meta.get("openbook_version")),
-            ("openbook version of this report", __version__),
-            ("page generated", _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))]
-    rows += [(str(k), _words(v)) for k, v in (extra or {}).items()]
-    return "<h2>Provenance</h2>" + _kv(rows, "provenance")
+def _provenance(release: Release, extra: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
+    rows: list[tuple[str, Any]] = [
+        ("openbook version of the release", release.meta.get("openbook_version")),
+        ("openbook version of this report", __version__),
+        ("page generated", _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))]
+    return rows + [(str(k), _words(v)) for k, v in (extra or {}).items()]
 
 
 def render_report(release: Release, *, certificate: Any = None, certificate_source: str = "",
@@ -296,27 +275,14 @@ def render_report(release: Release, *, certificate: Any = None, certificate_sour
                   queries: list[dict[str, Any]] | None = None, title: str | None = None,
                   provenance: Mapping[str, Any] | None = None, notes: Sequence[str] = ()) -> str:
     """The report page as one HTML string: verdict, legend, release, check, adversaries,
-    utility, provenance (module docstring)."""
-    title = title or report_title(release)
+    utility, provenance (module docstring) — rendered by an autoescaping template."""
     target = getattr(certificate, "target", None)
     reid_target = (getattr(certificate, "knowledge", None) or {}).get("identity_target")
-    parts = [f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>{_e(title)}</title>"
-             f"<style>{CSS}</style></head><body><h1>{_e(title)}</h1>"]
-    parts.append(_verdict_section(certificate, certificate_source))
-    for n in notes:
-        parts.append(f"<p class='note'>{_e(n)}</p>")
-    parts.append(_legend_section())
-    parts.append(_summary_section(release))
-    parts.append(_check_section(release))
-    if not attacks:
-        parts.append("<h2>Adversaries</h2><p class='note'>no adversary's per-person figures are available "
-                     "(give the original table with --original)</p>")
-    for i, res in enumerate(attacks):
-        parts.append(_attack_section(res, i, target, reid_target))
-    parts.append(_utility_section(utility, queries))
-    parts.append(_provenance_section(release, provenance))
-    parts.append("</body></html>")
-    return "".join(parts)
+    return _environment().get_template("report.html.j2").render(
+        title=title or report_title(release), css=CSS, verdict=_verdict(certificate, certificate_source),
+        notes=list(notes), legend=LEGEND, summary=_summary(release), check=_check(release),
+        attacks=[_attack(res, target, reid_target) for res in attacks], utility=_utility(utility, queries),
+        provenance=_provenance(release, provenance))
 
 
 def write_report(path: str | os.PathLike, page: str) -> Path:

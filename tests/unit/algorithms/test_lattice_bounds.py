@@ -54,3 +54,31 @@ def test_conditions_prune_something(spec):
     cond = necessary_condition(make_model(spec), domain)
     assert cond is not None and not cond.trivial
     assert not cond.holds(VECTORS.sum(axis=1), VECTORS).all()
+
+
+@pytest.mark.parametrize("spec", ["k=3", "l=2", "entropy-l=2", "recursive-l=2,c=2", "alpha=0.5,k=2,set=s",
+                                  "t=0.25", "eligible-l=2", "k=2,l=2"])
+def test_projection_fails_only_failing_nodes(spec):
+    """Every node a single QI rules out (``projection_fails``, as the search applies it: the
+    model where satisfaction is upward closed, the necessary condition elsewhere) fails by
+    brute force over its rows; and the rule does rule nodes out."""
+    from openbook.algorithms.lattice import Lattice
+
+    from test_lattice_minimal import BUDGETS, _brute_satisfying, _table
+
+    model = make_model(spec)
+    ruled = 0
+    for seed in range(12):
+        t = _table(seed)
+        for ms in BUDGETS:
+            lat = Lattice(t, model, ms)
+            if lat.upward_closed():
+                mask = lat._projection_fails(None)
+            elif lat.condition is not None:
+                mask = lat._projection_fails(lat.condition)
+            else:
+                continue
+            sat = _brute_satisfying(t, model, ms)
+            assert not any(tuple(v) in sat for v in lat.nodes[mask]), (seed, ms)
+            ruled += int(mask.sum())
+    assert ruled > 0
