@@ -78,3 +78,20 @@ def test_report_with_the_replay_adversary(small_frame):
     page = build_report(rel, adversaries=["baseline", "replay"], table=t, n_queries=50)
     assert "Adversary: replay" in page and "Adversary: baseline" in page
     assert f"{s.vulnerable_fraction:.2%}" in page
+
+
+def test_hostile_values_are_escaped(small_frame):
+    """Column names and values are text on the page: markup in them is escaped by the
+    template (autoescaping), never run or parsed."""
+    from openbook.certificate import certify
+
+    df = small_frame.rename(columns={"zip": "<b>zip</b>"})
+    df["disease"] = df["disease"].replace({"flu": "<script>alert(1)</script>", "hiv": '"><img src=x onerror=1>'})
+    schema = Schema.build(qi=["age:numeric", "<b>zip</b>", "sex"], sa="disease", identifiers=["name"])
+    t = encode(df, schema)
+    rel = build_release(t, Partition(np.repeat(np.arange(4), 3), 4), model=make_model("l=2"))
+    cert = certify(rel, original=t, max_reid_risk=1.0)
+    page = render_report(rel, certificate=cert, attacks=list(cert.results.values()), title="<i>t</i>")
+    assert "<script" not in page.lower() and "<img" not in page.lower() and "<b>zip" not in page
+    assert "<i>t</i>" not in page and "&lt;i&gt;t&lt;/i&gt;" in page
+    assert "&lt;b&gt;zip&lt;/b&gt;" in page
