@@ -2,7 +2,7 @@
 
 Every error raised on bad input is an :class:`OpenbookError` carrying the offending
 object (column, value, parameter, model), so the CLI can print one clear line and exit
-with code 2 (DESIGN.md, "Examples to follow": Tumult Core's typed exceptions).
+with code 2 (docs/design.md, "Conventions"; typed exceptions as Tumult Core's).
 """
 
 from __future__ import annotations

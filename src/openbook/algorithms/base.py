@@ -5,7 +5,7 @@ An anonymizer stores its keyword-only parameters unchanged, declares what each m
 one message form; table-dependent checks follow in ``_validate``), and turns an :class:`~openbook.data.table.EncodedTable` into a
 :class:`~openbook.release.Partition` (``partition``) carrying the provenance an
 algorithm-aware adversary is entitled to. ``anonymize`` adds recoding and verification:
-nothing unverified leaves it (DESIGN.md; scikit-learn's estimator conventions).
+nothing unverified leaves it (docs/design.md; scikit-learn's estimator conventions).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """What every posterior-computing adversary returns, and the audit summary derived from it.
 
-DESIGN.md, "Posteriors, not verdicts": an attack returns, for every tuple (individual) it
+docs/design.md, "Posteriors, not verdicts": an attack returns, for every tuple (individual) it
 considers, the adversary's posterior confidence that the tuple carries each *target* — an
 SA value or a sensitive value set (paper 001 Definition 2, *credibility*) — with Monte-Carlo
 standard errors where the posterior was sampled. The verdicts are derived from it:

@@ -3,7 +3,7 @@
 One module per command, each with ``add_parser(subparsers)`` and its ``cmd_*`` function;
 options shared by several commands are defined once in :mod:`._common`. Bad input gets one
 line on stderr and exit code 2, never a traceback and never a partial output file
-(DESIGN.md). Heavy modules are imported inside the commands, and a command line naming a
+(docs/design.md). Heavy modules are imported inside the commands, and a command line naming a
 command builds only that command's parser (``openbook --help`` builds them all), so a short
 command such as ``openbook check --dataset adult`` starts at once (``bench/bench_startup.py``).
 """
@@ -24,7 +24,7 @@ from ._common import Parser
 
 #: the commands, in the order ``--help`` lists them (each the module ``openbook.cli.<name>``)
 COMMANDS = ("datasets", "check", "anonymize", "hierarchy", "certify", "audit", "registry", "report", "experiment",
-            "demo", "key")
+            "demo", "key", "studio")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

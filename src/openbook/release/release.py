@@ -8,7 +8,7 @@
   and an SA-table (GID, SA value, count).
 
 Suppressed rows are not published; the publisher's in-memory record holds ``n_input =
-n_published + n_suppressed`` (DESIGN.md, "Nothing is lost"), checked before anything is
+n_published + n_suppressed`` (docs/design.md, "Nothing lost, nothing leaked"), checked before anything is
 written; the sidecar publishes those counts only when the publisher opts in
 (:mod:`.sidecar`).
 """
@@ -65,12 +65,12 @@ class Release:
             return codes.astype(np.int64), len(uniq)
         if len(self.data) == 0:
             return np.zeros(0, dtype=np.int64), 0
-        keys = [pd.factorize(self.data[c], sort=True)[0].astype(np.int64) for c in self.qi]
-        combined = keys[0]
-        for k in keys[1:]:
-            _, combined = np.unique(combined * (int(k.max()) + 1) + k, return_inverse=True)
-        codes, uniq = pd.factorize(combined, sort=True)
-        return codes.astype(np.int64), len(uniq)
+        from ..data.grouping import group_ids
+
+        # classes numbered in the lexicographic order of their values' ranks (a categorical
+        # column's categories in their order, as pd.factorize(..., sort=True) ranks them)
+        ids, n = group_ids([_order_key(self.data[c]) + 1 for c in self.qi], sort=True)
+        return ids.astype(np.int64, copy=False), n
 
     @property
     def qi_generalized(self) -> bool:
@@ -112,18 +112,26 @@ class Release:
             sa_text, weights, n = self.sa_table[self.sa].astype(str), self.sa_table[COUNT].to_numpy(np.int64), len(uniq_g)
         else:
             gids, n = self.classes()
-            sa_text, weights = self.data[self.sa].astype(str), None
+            weights = None
+            # each distinct value's text once, then the rows' (astype(str) value by value)
+            row_code, distinct = pd.factorize(self.data[self.sa], use_na_sentinel=False)
+            sa_text = pd.Series(distinct).astype(str)
         ref = self.meta.get("sa_reference")
         if ref:
             values = np.asarray(ref["values"], dtype=object)
             vals = pd.Index(values).get_indexer(sa_text)
+            if weights is None:
+                vals = vals[row_code]
             if (vals < 0).any():
-                bad = sa_text.iloc[int(np.flatnonzero(vals < 0)[0])]
+                pos = int(np.flatnonzero(vals < 0)[0])
+                bad = sa_text.iloc[pos if weights is not None else int(row_code[pos])]
                 raise DataError(f"release holds SA value {bad!r} that its sidecar's SA domain lacks")
             global_counts = np.asarray(ref["counts"], dtype=np.int64)
             numeric = None if ref.get("numeric") is None else np.asarray(ref["numeric"], dtype=np.float64)
         else:
             vals, uniq_v = pd.factorize(sa_text, sort=True)
+            if weights is None:
+                vals = vals[row_code]
             values = np.asarray(uniq_v, dtype=object)
             global_counts = None
             numeric = None
@@ -326,7 +334,11 @@ def build_release(
         for c in table.kept.columns:
             data[c] = table.kept[c].to_numpy()[rows]
     # the file must be a function of the published rows alone: canonical row order and GIDs
-    data, sa_table, order = canonical_form(data, sa_table, kind=kind, sa=table.sa_name)
+    # (the SA ranked through its codes: its categories' order, not its rows' values, is sorted)
+    sa_col = table.columns[table.sa_name]
+    sa_rank = pd.factorize(pd.Series(sa_col.categories), sort=True)[0].astype(np.int64)
+    data, sa_table, order = canonical_form(data, sa_table, kind=kind, sa=table.sa_name,
+                                           keys={table.sa_name: sa_rank[sa_col.codes[rows]]})
     meta = {
         "openbook_version": __version__,
         "kind": kind,
@@ -399,22 +411,44 @@ def _reference(table: EncodedTable, t_reference: Any) -> dict[str, Any] | None:
 
 
 def _sorted_codes(values: Any) -> np.ndarray:
-    """Dense rank of each value in the natural order of the column's values."""
+    """Rank of each value in the natural order of the column's values (a categorical column's
+    by their text): equal values, equal ranks; ranks need not be dense. A categorical column
+    is ranked through its codes — its categories' text ranked once — never its rows' text."""
     v = pd.Series(values)
     if isinstance(v.dtype, pd.CategoricalDtype):
+        codes = v.cat.codes.to_numpy()
+        if not (codes < 0).any():
+            # Categorical.astype(str) is the categories' astype(str) taken by the codes
+            rank = pd.factorize(pd.Series(v.cat.categories).astype(str), sort=True)[0]
+            return rank.astype(np.int64)[codes]
         v = v.astype(str)
     return pd.factorize(v, sort=True)[0].astype(np.int64)
 
 
+def _order_key(column: pd.Series) -> np.ndarray:
+    """Integer keys of a column in the order ``pd.factorize(column, sort=True)`` ranks its
+    values (``-1`` missing): a categorical column's codes (categories rank in their order),
+    without hashing its rows."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy().astype(np.int64)
+    return pd.factorize(column, sort=True)[0].astype(np.int64)
+
+
 def _lexsort_rows(columns: list[np.ndarray], n: int) -> np.ndarray:
-    """Row order sorting by the columns, first column most significant."""
+    """Row order sorting by the columns, first column most significant, equal rows in their
+    order (as ``np.lexsort``): the rows' dense tuple ranks, then one stable sort of them."""
     if not columns:
         return np.arange(n)
-    return np.lexsort(columns[::-1])
+    from ..data.grouping import group_ids
+
+    ids, g = group_ids([c - c.min(initial=0) for c in columns], sort=True)
+    if g <= 1 << 16:  # a radix sort
+        ids = ids.astype(np.uint16)
+    return np.argsort(ids, kind="stable")
 
 
-def canonical_form(data: pd.DataFrame, sa_table: pd.DataFrame | None, *, kind: str,
-                   sa: str) -> tuple[pd.DataFrame, pd.DataFrame | None, np.ndarray]:
+def canonical_form(data: pd.DataFrame, sa_table: pd.DataFrame | None, *, kind: str, sa: str,
+                   keys: dict[str, np.ndarray] | None = None) -> tuple[pd.DataFrame, pd.DataFrame | None, np.ndarray]:
     """The release's rows in an order that is a function of the published content alone.
 
     Row order and group numbering are channels: kept in input order, they hand the hidden
@@ -424,21 +458,24 @@ def canonical_form(data: pd.DataFrame, sa_table: pd.DataFrame | None, *, kind: s
     members' QI tuples (sorted) and its SA counts — so only equal groups can swap numbers;
     the QI-table sorted by (GID, QI values), the SA-table by (GID, SA value). Returns the
     data, the SA-table and ``order`` (``order[i]``: the position before sorting of row ``i``).
+    ``keys`` may give, for some columns, integer keys in their values' order (equal values,
+    equal keys: what :func:`_sorted_codes` computes, known to the caller from codes).
     """
+    keys = keys or {}
     data = data.copy()
     n = len(data)
     for c in data.columns:  # category order is written by Parquet: sorted, not first-seen
         if isinstance(data[c].dtype, pd.CategoricalDtype):
             data[c] = data[c].cat.reorder_categories(sorted(data[c].cat.categories, key=str))
     if kind == "generalized":
-        cols = [_sorted_codes(data[c]) for c in data.columns]
+        cols = [keys[c] if c in keys else _sorted_codes(data[c]) for c in data.columns]
         order = _lexsort_rows(cols, n)
         return data.iloc[order].reset_index(drop=True), None, order
     assert sa_table is not None
     other = [c for c in data.columns if c != GID]
     rank = np.zeros(n, dtype=np.int64)
     if n:
-        cols = [_sorted_codes(data[c]) for c in other]
+        cols = [keys[c] if c in keys else _sorted_codes(data[c]) for c in other]
         o = _lexsort_rows(cols, n)
         keys = np.stack(cols, axis=1)[o] if cols else np.zeros((n, 0), dtype=np.int64)
         new = np.ones(n, dtype=bool)
@@ -491,7 +528,13 @@ def _generalized_column(table: EncodedTable, name: str, group: np.ndarray, n_gro
     if group.size == 0:
         return pd.Categorical([])
     per_group = group_labels(table, name, group, n_groups, codes)
-    label_codes, uniq = pd.factorize(per_group[group])
+    # the groups' labels numbered once, then the rows' codes (no label per row is made)
+    label_of_group, uniq = pd.factorize(per_group)
+    label_codes = label_of_group[group]
+    used = np.bincount(label_codes, minlength=len(uniq)) > 0
+    if not used.all():  # labels of groups without a published row are no category
+        renumber = np.cumsum(used) - 1
+        label_codes, uniq = renumber[label_codes], uniq[used]
     return pd.Categorical.from_codes(label_codes, categories=pd.Index(uniq.astype(str)))
 
 

@@ -1,5 +1,5 @@
 """Checking a partition or a release against a privacy model — the same code ``openbook
-check`` and ``openbook audit`` use, run before any release is written (DESIGN.md, "A
+check`` and ``openbook audit`` use, run before any release is written (docs/design.md, "A
 release proves itself").
 """
 
