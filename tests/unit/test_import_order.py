@@ -59,7 +59,7 @@ LAYERS: dict[str, int] = {
     "attacks": 6, "utility": 6,
     "certificate": 7,
     "pipeline": 8, "spark": 8,
-    "api": 9, "cli": 9, "report": 9, "experiments": 9, "demo": 9,
+    "api": 9, "cli": 9, "report": 9, "experiments": 9, "demo": 9, "studio": 9,
 }
 #: same-layer pairs forbidden in both directions (rule 2)
 FORBIDDEN_PAIRS = {frozenset({"attacks", "utility"})}
