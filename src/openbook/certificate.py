@@ -380,7 +380,7 @@ def _baseline_beside(baseline: Any, result: Any, evaluated: np.ndarray) -> float
     return float(bb[rows].max()) if rows.any() else None
 
 
-def _lines(findings: list[Finding], atgt: AttributeTarget, reid: float, reid_source: str,
+def certificate_lines(findings: list[Finding], atgt: AttributeTarget, reid: float, reid_source: str,
            aware: str | None, unaware: str | None) -> list[Line]:
     ident = [f for f in findings if f.disclosure == "identity" and f.applies]
     ran = [f for f in ident if f.ran]
@@ -510,7 +510,7 @@ def certify(release: Any, *, original: Any = None, earlier: Sequence[Any] = (), 
                                   "max_reid_risk": max_reid_risk, "identity_target": reid,
                                   "attribute_target": atgt.to_dict()},
                        seconds=time.perf_counter() - t0, results=results, aware=aware)
-    cert.lines = _lines(findings, atgt, reid, reid_source, aware_name, cert.unaware())
+    cert.lines = certificate_lines(findings, atgt, reid, reid_source, aware_name, cert.unaware())
     cert.verdict = PASS if all(ln.passes for ln in cert.lines) else FAIL
     return cert
 

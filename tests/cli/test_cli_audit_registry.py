@@ -65,9 +65,10 @@ def test_certify_against_registry_fails_on_linkage(capsys, tmp_path):
                               "--max-risk", "0.5", "--json"])
     d = json.loads(o)
     (lk,) = [a for a in d["adversaries"] if a["adversary"] == "linkage"]
-    # nobody falls below diversity 2; at diversity 2, 1/2 is only a lower bound of the exact
-    # posterior (docs/linkage.md): those people are unresolved, never safe
-    assert lk["n_above"] == 0 and lk["n_unresolved"] > 0 and lk["max_posterior"] is None
+    # nobody falls below diversity 2, and the exact posterior over the worlds consistent with
+    # both releases (docs/linkage.md) is 1/2 for everyone: nobody above, nobody unresolved
+    assert lk["n_above"] == 0 and lk["n_unresolved"] == 0 and lk["max_posterior"] == 0.5
+    assert lk["method"] == "exact"
     assert code == 3 and d["verdict"] == "fail" and d["algorithm_aware"]["adversary"] is None
     assert "records no algorithm" in d["headline"]
 

@@ -65,18 +65,32 @@ def labels(path, leaf_type=None) -> set[str]:
 
 
 # ---- the three builders, taken by anonymize as they are ------------------------------------------
+def test_exact_numbers_are_published_as_the_data_writes_them(capsys, tmp_path, data):
+    """A numeric QI published exactly (Anatomy's QI table) reads "17" with or without a
+    hierarchy file, never "17.0"."""
+    out = tmp_path / "age.csv"
+    hierarchy(capsys, data, "age", "--widths", "5,10", out=out)
+    for extra, name in (([], "plain.csv"), (["--hierarchy", f"age={out}"], "with.csv")):
+        code, _, err = run_cli(capsys, ["anonymize", data, "--qi", "age:numeric,sex", "--sa", "disease", "-m", "l=2",
+                                        "--algorithm", "anatomy", "--max-reid-risk", "1", "--quiet", "-o",
+                                        tmp_path / name, *extra])
+        assert code == 0, err
+        ages = set(pd.read_csv(tmp_path / name, dtype=str)["age"])
+        assert ages == {str(a) for a in people()["age"]}, sorted(ages)[:5]
+
+
 @pytest.mark.parametrize("how", [["--widths", "5,10,20"], ["--quantiles", "8,4,2"]])
 def test_numeric_hierarchy_is_taken_by_anonymize(capsys, tmp_path, data, how):
     out = tmp_path / "age.csv"
     info = hierarchy(capsys, data, "age", *how, out=out)
     ages = sorted(set(people()["age"]))
-    h = read_arx_csv(out, leaf_type=float)  # as anonymize reads it for a numeric QI
+    h = read_arx_csv(out, leaf_type=int)  # as anonymize reads integer leaves of a numeric QI
     assert sorted(h.leaves) == [float(a) for a in ages] and info["values"] == len(ages)
     assert info["levels"] == len(how[1].split(",")) + 1 and "age:numeric" in info["use"]
     rel, err = anonymize(capsys, data, "age:numeric,sex", "--hierarchy", f"age={out}", out=tmp_path / "r.csv")
     published = set(rel["age"])
-    assert published <= labels(out, float)  # nodes of the hierarchy, not Mondrian's own ranges
-    assert published & {lab for lab in labels(out, float) if lab.startswith("[")}  # ranges, not only '*'
+    assert published <= labels(out, int)  # nodes of the hierarchy (integer leaves read as integers), not Mondrian's own ranges
+    assert published & {lab for lab in labels(out, int) if lab.startswith("[")}  # ranges, not only '*'
     assert not warnings_about(err, "age")
 
 

@@ -61,6 +61,7 @@ def test_undeclared_column_warns(capsys, tmp_path, small_frame):
     assert "warning" in e and "name" in e
 
 
+@pytest.mark.slow  # over 10 s: run by .ci/run (pytest -m slow)
 def test_demo_runs(capsys, tmp_path):
     code, o, e = run(capsys, ["demo", "--out", tmp_path, "--json"])
     assert code == 0, e

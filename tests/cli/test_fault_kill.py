@@ -154,3 +154,134 @@ def test_check_refuses_a_torn_pair(tmp_path, capsys, small_frame):
     os.replace(tmp_path / "b.csv", tmp_path / "a.csv")  # b's data, a's sidecar
     code, out, err = run_cli(capsys, ["check", tmp_path / "a.csv"])
     assert code == 2 and "digest" in err and sidecar_path(tmp_path / "a.csv").is_file()
+
+
+# ---------------------------------------------------------------------------------------
+# the Spark engine's commit: a kill at every step
+# ---------------------------------------------------------------------------------------
+#: ``openbook anonymize --engine spark`` that SIGKILLs itself at the k-th file-system step of
+#: writing its release (every rename, removal, creation and sync the driver makes from the
+#: moment it starts writing: the staging folder, the parts' clean-up, the journaled commit)
+SPARK_KILL_AT = r"""
+import os, shutil, signal, sys
+k = int(sys.argv[1])
+calls, armed = [0], [False]
+
+
+def gate(f):
+    def g(*a, **kw):
+        if armed[0]:
+            calls[0] += 1
+            if calls[0] == k:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return f(*a, **kw)
+    return g
+
+
+import openbook.spark.output as output
+write = output.write_release
+
+
+def armed_write(*a, **kw):
+    armed[0] = True
+    try:
+        return write(*a, **kw)
+    finally:
+        armed[0] = False
+
+
+output.write_release = armed_write
+os.replace, os.rename, os.unlink, os.mkdir, os.rmdir, os.fsync = map(
+    gate, (os.replace, os.rename, os.unlink, os.mkdir, os.rmdir, os.fsync))
+shutil.rmtree = gate(shutil.rmtree)
+from openbook.cli import main
+code = main(sys.argv[2:])
+print("STEPS", calls[0], flush=True)
+sys.exit(code)
+"""
+SPARK_ARGS = ["--qi", "q0:numeric,q1,q2:numeric", "--sa", "sa", "--engine", "spark", "--spark-master", "local[1]",
+              "--algorithm", "mondrian", "--no-certify", "--quiet"]
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    """Every entry under ``folder`` (hidden ones too) -> SHA-256 of its bytes (``dir`` for a
+    folder): a leftover staging folder, temporary or journal shows here."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        out[str(p.relative_to(folder))] = "dir" if p.is_dir() else hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def _spark_run(inp: Path, out: Path, model: str, k: int, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", SPARK_KILL_AT, str(k), "anonymize", str(inp), *SPARK_ARGS, "-m", model,
+                           "-o", str(out), *extra], capture_output=True, text=True, cwd=out.parent.parent)
+
+
+@pytest.mark.slow
+def test_spark_commit_kill_at_every_step(tmp_path):
+    """``anonymize --engine spark`` killed (SIGKILL) at every step of writing its release —
+    before the staging folder exists, with the parts written, before and after the journal,
+    between the renames, while the old folder is set aside and removed — onto a fresh path
+    and over an old release (``--force``): the next reader (``openbook check``, which
+    settles the path first) sees exactly the old release, exactly the new one, or (fresh, not
+    committed) nothing; never the new folder with the old sidecar, and no journal, temporary
+    or staging folder is left behind."""
+    from openbook.spark.session import missing
+
+    if missing():
+        if os.environ.get("OPENBOOK_REQUIRE_SPARK") == "1":
+            pytest.fail(f"the Spark engine cannot run here ({missing()}) but OPENBOOK_REQUIRE_SPARK=1")
+        pytest.skip(f"Spark engine unavailable: {missing()}")
+    import pandas as pd
+
+    rng = np.random.default_rng(4)
+    inp = tmp_path / "in.csv"
+    pd.DataFrame({"q0": rng.integers(0, 5, 60) * 3 + 17, "q1": [f"v{x}" for x in rng.integers(0, 4, 60)],
+                  "q2": rng.integers(0, 6, 60), "sa": [f"s{x}" for x in rng.integers(0, 3, 60)]}).to_csv(inp, index=False)
+    states, steps = {}, {}
+    for name, model, extra in (("old", "k=3", ()), ("new", "k=5", ())):
+        (tmp_path / name).mkdir()
+        done = _spark_run(inp, tmp_path / name / "out.parquet", model, 10**9, *extra)
+        assert done.returncode == 0, done.stderr[-2000:]
+        states[name] = _tree(tmp_path / name)
+        steps["fresh"] = int(done.stdout.split("STEPS")[-1])
+    assert states["old"] != states["new"] and {p.split("/")[0] for p in states["new"]} == {"out.parquet",
+                                                                                            "out.parquet.json"}
+    shutil.copytree(tmp_path / "old", tmp_path / "full")
+    done = _spark_run(inp, tmp_path / "full" / "out.parquet", "k=5", 10**9, "--force")
+    assert done.returncode == 0 and _tree(tmp_path / "full") == states["new"], done.stderr[-2000:]
+    steps["overwrite"] = int(done.stdout.split("STEPS")[-1])
+    assert steps["overwrite"] > steps["fresh"] >= 10  # setting the old folder aside and removing it are steps too
+    jobs = [(mode, k) for mode in ("fresh", "overwrite") for k in range(1, steps[mode] + 1)]
+
+    def kill(job):
+        mode, k = job
+        work = tmp_path / f"{mode}{k}"
+        if mode == "fresh":
+            work.mkdir()
+        else:
+            shutil.copytree(tmp_path / "old", work)
+        return job, _spark_run(inp, work / "out.parquet", "k=5", k, *(["--force"] if mode == "overwrite" else []))
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    seen: dict[str, list[str]] = {"fresh": [], "overwrite": []}
+    with ThreadPoolExecutor(2) as pool:
+        for (mode, k), r in sorted(pool.map(kill, jobs)):
+            assert r.returncode == -signal.SIGKILL, (mode, k, r.returncode, r.stderr[-1000:])
+            work = tmp_path / f"{mode}{k}"
+            code, err = _check(work / "out.parquet")
+            got = _tree(work)  # after the check: what it left
+            if code == 0 and got == states["new"]:
+                seen[mode].append("new")
+            elif code == 0 and mode == "overwrite" and got == states["old"]:
+                seen[mode].append("old")
+            elif code == 2 and mode == "fresh" and got == {} and "no such file" in err:
+                seen[mode].append("none")
+            else:
+                pytest.fail(f"{mode}, killed at step {k} of {steps[mode]}: check exited {code} ({err.strip()}) on "
+                            f"{sorted(got)}")
+            shutil.rmtree(work)
+    for mode, before in (("fresh", "none"), ("overwrite", "old")):
+        s = seen[mode]
+        assert before in s and "new" in s and s == sorted(s, key=lambda x: x == "new"), (mode, s)

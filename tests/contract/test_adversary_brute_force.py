@@ -349,11 +349,12 @@ def test_minimality_equals_lemma_1_by_brute_force(seed):
 # linkage (paper 002): 1 / diversity against the exact posterior of linked worlds
 # ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_linkage_is_a_lower_bound_of_the_exact_linked_posterior(seed):
+def test_linkage_is_the_exact_linked_posterior(seed):
     """Worlds consistent with both releases (each release's class multisets, people matched
-    by their QIs). The adversary's figure is paper 002's 1/diversity: the support of the exact
-    posterior lies in the values the classes share, so ``1/d`` never exceeds the exact max
-    posterior, and diversity 1 is certainty (posterior 1)."""
+    by their QIs), uniform: the adversary's posterior of every value equals the brute-force
+    one, nobody unresolved. With a work budget too small to count the worlds it falls back to
+    a bound, which is never below the exact posterior (the safe side). Paper 002's
+    ``1/diversity`` stays in the notes, a lower bound of the exact maximum."""
     t = _tiny(seed, values=("flu", "hiv", "cold", "cancer"), p=(0.3, 0.2, 0.3, 0.2))
     model = make_model("l=2")
     r1 = make_algorithm("anatomy", model=model, seed=1).anonymize(t)
@@ -367,17 +368,25 @@ def test_linkage_is_a_lower_bound_of_the_exact_linked_posterior(seed):
 
     brute = _float(posterior(worlds(), t.n_rows, t.sa_domain.n_values))
     res = make_adversary("linkage").run(r2, original=t, earlier=[r1])
-    fig = res.posterior[:, 0]
-    exact_max = brute.max(axis=1)
-    assert np.all(fig <= exact_max + 1e-12)
-    support = (brute > 0).sum(axis=1)
-    assert np.all(1.0 / fig >= support - 1e-9)  # diversity d >= the support of the exact posterior
-    certain = np.isclose(fig, 1.0)
-    assert np.all(exact_max[certain] == pytest.approx(1.0))
-    # above diversity 1 the figure is only a lower bound: those people are unresolved
-    np.testing.assert_array_equal(res.unresolved, ~certain)
+    assert res.targets == [str(v) for v in t.sa_domain.values]
+    np.testing.assert_allclose(res.posterior, brute, atol=1e-12)
+    assert not res.unresolved.any()
     if seed == 0:  # counting across classes pins every value: the exact posterior is 1 for all
-        assert np.all(exact_max == 1.0) and int((fig == 0.5).sum()) == 4
+        assert np.all(brute.max(axis=1) == 1.0)
+
+
+def test_linkage_over_its_budget_bounds_the_exact_posterior_from_above():
+    """40 people: the default budget counts every component exactly; a budget of one
+    transition leaves some bounded, and each bounded figure is at least the exact one."""
+    t = _tiny(5, n=40, values=("flu", "hiv", "cold", "cancer"), p=(0.3, 0.2, 0.3, 0.2))
+    model = make_model("l=2")
+    r1 = make_algorithm("anatomy", model=model, seed=1).anonymize(t)
+    r2 = make_algorithm("anatomy", model=model, seed=2).anonymize(t)
+    exact = make_adversary("linkage").run(r2, original=t, earlier=[r1])
+    bounded = make_adversary("linkage", budget=1).run(r2, original=t, earlier=[r1])
+    assert exact.notes["methods"]["bound"] == 0 and bounded.notes["methods"]["bound"] > 0
+    assert np.all(bounded.posterior >= exact.posterior - 1e-12)
+    assert not bounded.unresolved.any()
 
 
 # ---------------------------------------------------------------------------------------

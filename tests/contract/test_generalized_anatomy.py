@@ -115,6 +115,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow  # over 10 s: run by .ci/run (pytest -m slow)
 @pytest.mark.parametrize("ages, sexes, sa, spec, params, sets", CASES)
 def test_posterior_is_the_class_average_of_group_frequencies(ages, sexes, sa, spec, params, sets):
     t = _table(ages, sexes, sa, sets)
@@ -178,6 +179,7 @@ def _tiny_tables(draw):
     return ages, sexes, sa, spec, k
 
 
+@pytest.mark.slow  # over 10 s: run by .ci/run (pytest -m slow)
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True)
 @given(_tiny_tables())
 def test_random_tiny_tables_brute_force(case):

@@ -59,7 +59,8 @@ def test_anonymize_engine_spark_mondrian(spark, capsys, data, tmp_path):
 
 @pytest.mark.parametrize("extra, needle", [
     (["--algorithm", "gg"], "runs --algorithm"),
-    (["--algorithm", "mondrian"], "--no-certify"),
+    (["--algorithm", "mondrian", "--population-size", "1000"], "--population-size"),
+    (["--algorithm", "mondrian", "--against-registry", "reg"], "--against-registry"),
     (["--algorithm", "mondrian", "--no-certify", "--skew", "r-suppression"], "--skew"),
     (["--algorithm", "mondrian", "--no-certify", "--spark-conf", "spark.executor.memory"], "KEY=VALUE"),
 ])

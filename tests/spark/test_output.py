@@ -1,7 +1,8 @@
-"""The Spark release on disk: a Parquet folder and its sidecar with a digest per part file,
-rows sorted by published values, written atomically, never over an existing path without
-``force``; the published classes satisfy the model (checked here without Spark) and
-published + suppressed = input."""
+"""The Spark release on disk: a Parquet folder and its sidecar with a digest per part file
+(taken by the executors as they write), rows sorted by published values, written atomically
+from a staging folder a reader's sweep removes only once its writer is dead, never over an
+existing path without ``force``; the published classes satisfy the model (checked here
+without Spark) and published + suppressed = input."""
 
 from __future__ import annotations
 
@@ -74,8 +75,76 @@ def test_tampered_part_is_detected(run, tmp_path):
     write_release(res, check, out)
     part = sorted(out.glob("part-*.parquet"))[0]
     part.write_bytes(part.read_bytes()[:-1] + b"x")
-    with pytest.raises(DataError, match="digest mismatch"):
+    with pytest.raises(DataError, match=f"part file {part.name} does not match its sidecar's digest"):
         verify_folder(out)
+
+
+def test_parts_are_digested_by_their_writers(run, tmp_path, spark, monkeypatch):
+    """Several part files, each named by its partition of the sorted rows, its digest and row
+    count the file's (taken by the executor as it wrote it: the driver never opens a part);
+    nothing else in the folder (no Hadoop checksum or marker files)."""
+    import hashlib
+
+    import openbook.release.sidecar as sidecar
+
+    _, _, _, res, check = run
+    out = tmp_path / "rel.parquet"
+    spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "false")
+    spark.conf.set("spark.sql.shuffle.partitions", "3")
+    opened = []
+    monkeypatch.setattr(sidecar, "sha256_file", lambda p: opened.append(p) or hashlib.sha256(b"").hexdigest())
+    try:
+        write_release(res, check, out)
+    finally:
+        spark.conf.set("spark.sql.adaptive.coalescePartitions.enabled", "true")
+        spark.conf.set("spark.sql.shuffle.partitions", "2")
+    assert opened == []  # no digest taken on the driver
+    monkeypatch.undo()
+    side = json.loads((tmp_path / "rel.parquet.json").read_text())
+    parts = side["files"]["parts"]
+    assert len(parts) >= 2 and [p["name"] for p in parts] == sorted(p["name"] for p in parts)
+    assert sorted(f.name for f in out.iterdir()) == [p["name"] for p in parts]
+    for p in parts:
+        assert hashlib.sha256((out / p["name"]).read_bytes()).hexdigest() == p["sha256"]
+        assert pq.ParquetFile(out / p["name"]).metadata.num_rows == p["rows"]
+    # the parts in their listed order are the published order: sorted by published values
+    data = pd.concat([pq.read_table(out / p["name"]).to_pandas() for p in parts], ignore_index=True)
+    keys = list(zip(*(data[c].astype(str) for c in data.columns)))
+    assert keys == sorted(keys)
+
+
+def test_a_dead_writers_stage_is_swept_a_live_ones_is_not(tmp_path):
+    """The staging folder: held (shared flock) by its writer, left alone by a reader's sweep;
+    once every holder is gone (a killed writer), the next reader removes it."""
+    import os
+    import subprocess
+    import sys
+
+    from openbook.release import commit
+    from openbook.release.io import settle
+
+    out = tmp_path / "rel.parquet"
+    stage, held = commit.open_stage(out)
+    (stage / "part-00000.parquet").write_text("half")
+    settle(out)
+    assert stage.is_dir()  # the driver holds it
+    os.close(held)
+    child = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\n"
+        "from openbook.release.commit import stage_lock\n"
+        f"with stage_lock({str(stage)!r}):\n"
+        "    print('writing', flush=True); time.sleep(60)\n")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline().strip() == "writing"
+        settle(out)
+        assert stage.is_dir()  # an executor still writes into it
+    finally:
+        child.kill()
+        child.wait()
+    settle(tmp_path / "other.parquet")
+    assert stage.is_dir()  # another release's sweep never touches it
+    settle(out)
+    assert not stage.exists() and sorted(os.listdir(tmp_path)) == []
 
 
 def test_output_name_checked(run, tmp_path):

@@ -38,7 +38,7 @@ from ..params import Integer, Names, Optional, Options, Real
 from ..release import Partition
 from .base import Anonymizer
 from ..models.promise import promised_l_int, size_floor
-from .ordering import ORDERS, qi_order, tie_rng
+from .ordering import ORDERS, qi_order
 
 TAILS = ("merge", "drop")
 
@@ -176,7 +176,7 @@ class GreedyGrouping(Anonymizer):
     def partition(self, table: EncodedTable) -> Partition:
         self._validate(table)
         n = table.n_rows
-        order = qi_order(table, self.order, self.priority, rng=tie_rng(self.seed))
+        order = qi_order(table, self.order, self.priority)
         size = self.effective_bucket_size()
         bounds = bucket_bounds(n, size)
         bo = BucketedOrder(table, order, bounds, self.model)

@@ -371,7 +371,7 @@ def _xlogx(n: int) -> np.ndarray:
 def _members(model: PrivacyModel) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The compiled check's members of ``model`` (kinds, integer and float parameters), or
     ``None`` when a member has no compiled check."""
-    from ..models._checks import TOL
+    from ..models import TOL
 
     kinds, ip, fp = [], [], []
     for m in (model.models if isinstance(model, AllOf) else (model,)):

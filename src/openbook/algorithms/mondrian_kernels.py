@@ -405,6 +405,10 @@ _COMPILED: dict[str, Any] | None = None
 #: it loads numba's code instead (~20 ms of plain Python per 10^4; the load costs ~0.3 s)
 PLAIN_BUDGET = 40_000
 _plain_spent = 0
+#: runs of up to this many record-lane visits before numba's code is loaded use the numpy
+#: kernels (:mod:`.mondrian_numpy`): below it they take less than loading numba would
+#: (measured: bench/bench_mondrian.py, "first call" rows)
+NUMPY_WORK = 40_000_000
 #: ``"compiled"`` or ``"plain"`` to force one way (tests), else ``None``
 FORCE: str | None = None
 
@@ -452,11 +456,17 @@ def compiled() -> dict[str, Any]:
 
 def kernels(work: int) -> dict[str, Any]:
     """The kernels for a run of about ``work`` record-lane visits: compiled once numba's code
-    is loaded or the plain-Python budget (:data:`PLAIN_BUDGET`, per process) would be
-    exceeded, else plain Python (:data:`FORCE` overrides)."""
+    is loaded; else plain Python within the plain-Python budget (:data:`PLAIN_BUDGET`, per
+    process), numpy (:mod:`.mondrian_numpy`) up to :data:`NUMPY_WORK`, compiled beyond
+    (:data:`FORCE` overrides: ``"plain"``, ``"numpy"`` or ``"compiled"``)."""
     global _plain_spent
     if FORCE == "plain":
         return _PLAIN
+    if FORCE == "numpy" or (FORCE is None and _COMPILED is None and _plain_spent + work > PLAIN_BUDGET
+                            and work <= NUMPY_WORK):
+        from . import mondrian_numpy
+
+        return mondrian_numpy.kernels()
     if FORCE == "compiled" or _COMPILED is not None or _plain_spent + work > PLAIN_BUDGET:
         return compiled()
     _plain_spent += work

@@ -29,6 +29,7 @@ partition of the segments. The hook is called once per level and dimension rank.
 from __future__ import annotations
 
 import mmap
+import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -47,6 +48,10 @@ _PARALLEL_ROWS = 1 << 15
 _BLOCK = 1 << 20
 #: most workers the cut's scratch records have room for (:func:`.mondrian_kernels.apply`)
 _MAX_WORKERS = 64
+#: runs over fewer rows use one thread (measured, bench/bench_mondrian.py: a parallel region
+#: waits for every thread, on a busy host a time slice per call — Adult's warm partition took
+#: 91–127 ms on two threads against 16–29 ms on one)
+_THREAD_ROWS = 1 << 20
 
 
 def _spare_rows(n: int) -> int:
@@ -384,7 +389,7 @@ def plan_records(space: MondrianSpace, R: np.ndarray, n_labels: int, decide: Dec
     rows_open = int((hi - lo).sum())
     levels = max(1, int(np.log2(max(rows_open, 2) / min_split)) + 2)
     K = mk.kernels(rows_open * R.shape[1] * levels)
-    nthreads = int(K["threads"]())
+    nthreads = useful_threads(int(K["threads"]()), rows_open)
     B = _with_spare(R)  # the records, every level's nodes in place, then the scratch records
     del R
     nthreads = min(nthreads, _MAX_WORKERS)
@@ -530,6 +535,20 @@ def plan_records(space: MondrianSpace, R: np.ndarray, n_labels: int, decide: Dec
     tree_group[leaf] = np.arange(leaf.size)
     return MondrianTree(T["lo"], T["hi"], T["parent"], T["dim"], T["value"], T["ties"], order, group,
                         int(leaf.size), tree_group)
+
+
+def useful_threads(n: int, rows: int) -> int:
+    """The workers worth starting for a run over ``rows`` rows, of the ``n`` numba has: one
+    below :data:`_THREAD_ROWS` rows; else as many as the host's processors leave idle by its
+    load average (this run counted in), at least one — a thread that waits for a processor
+    makes every parallel region wait for it, slower than one thread."""
+    if n <= 1 or rows < _THREAD_ROWS:
+        return 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return n
+    return max(1, min(n, int((os.cpu_count() or 1) - load + 1.0)))
 
 
 def _workers(lo: np.ndarray, hi: np.ndarray, nthreads: int) -> np.ndarray:

@@ -3,9 +3,8 @@
 GG, RGG and SG (paper 000 §2.3, §4.1, App. C.3) first *sort the data based on the
 quasi-identifiers*, "chosen to make similar QIs adjacent in the ordering": "as simple as
 choosing a prioritization of the attributes, and doing a lexicographic sort; or more
-complex, such as some clustering". Three orders are offered, all vectorised; rows the order
-cannot tell apart — equal QI values — are put in a uniformly random order drawn from the
-algorithm's seed (``tie_rng``), so the input's row order never shows in a release (issue 26):
+complex, such as some clustering". Three orders are offered, all vectorised and stable
+(ties keep row order, so the same table always gives the same order):
 
 ``"lex"``      lexicographic by QI codes, attributes in the given priority (default: schema
                order). Codes are value order for numeric/ordinal columns and hierarchy leaf
@@ -117,24 +116,17 @@ def _hilbert_transpose(coords: np.ndarray, bits: int) -> np.ndarray:
     return x
 
 
-def qi_order(table: EncodedTable, method: str = "lex", priority: Sequence[str] | None = None,
-             rng: np.random.Generator | None = None) -> np.ndarray:
+def qi_order(table: EncodedTable, method: str = "lex", priority: Sequence[str] | None = None) -> np.ndarray:
     """Row positions of ``table`` in the chosen QI order (int64, a permutation of 0..n-1).
 
     ``priority`` lists QI names, most significant first (lexicographic order; for the
-    space-filling curves it selects and orders the coordinates the same way). Rows the curve
-    puts at one point are ordered by their QI tuple (lexicographic in the same priority), so
-    only rows with equal QIs tie. **Ties** are broken by ``rng`` — a uniformly random order of
-    the rows with equal QIs, never the input's order (issue 26: GG and SG read the order, so an
-    input order that broke ties showed in the release) — or, without ``rng``, by row position
-    (the replay's use: it places people with equal QIs itself, :func:`tie_runs`).
+    space-filling curves it selects and orders the coordinates the same way).
     """
     check_choice("order", method, ORDERS, model="")
     idx = _priority_index(table, priority)
-    tuples = [table.columns[table.qi_names[j]].codes for j in reversed(idx)]
-    tie = [] if rng is None else [rng.random(table.n_rows)]
     if method == "lex":
-        return np.lexsort(tie + tuples).astype(np.int64)
+        keys = [table.columns[table.qi_names[j]].codes for j in reversed(idx)]
+        return np.lexsort(keys).astype(np.int64)
     d = len(idx)
     bits = max(1, min(21, 63 // d))
     coords = normalised_grid(table, bits, idx)
@@ -142,30 +134,7 @@ def qi_order(table: EncodedTable, method: str = "lex", priority: Sequence[str] |
         key = _interleave(coords, bits)
     else:
         key = _interleave(_hilbert_transpose(coords, bits), bits)
-    return np.lexsort(tie + tuples + [key]).astype(np.int64)
-
-
-def tie_runs(table: EncodedTable, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(starts, ends)`` of the runs of rows with equal QI values along ``order`` (runs of one
-    row included): the rows whose relative order :func:`qi_order` draws at random."""
-    from ..data.grouping import group_ids
-
-    n = order.size
-    if n == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    k = group_ids([table.columns[c].codes for c in table.qi_names])[0][order]
-    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
-    return starts, np.r_[starts[1:], n]
-
-
-#: stream tag of the tie order's generator (``default_rng([seed, TIE_STREAM])``)
-TIE_STREAM = 0x71E
-
-
-def tie_rng(seed: int | None) -> np.random.Generator:
-    """The generator of the order of rows with equal QIs (its own stream of the algorithm's
-    seed; fresh entropy without one — the order is never the input's)."""
-    return np.random.default_rng(None if seed is None else [int(seed), TIE_STREAM])
+    return np.argsort(key, kind="stable").astype(np.int64)
 
 
 def sensitive_set_name(name: str | None, model, algorithm: str) -> str:

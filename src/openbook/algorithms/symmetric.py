@@ -30,7 +30,7 @@ from ..params import Names, Optional, Options
 from ..models.base import PrivacyModel, SADomain
 from ..release import Partition
 from .base import Anonymizer
-from .ordering import ORDERS, qi_order, tie_rng
+from .ordering import ORDERS, qi_order
 
 
 def sg_split_point(lo: Any, hi: Any) -> Any:
@@ -79,7 +79,7 @@ class SymmetricGrouping(Anonymizer):
 
     def partition(self, table: EncodedTable) -> Partition:
         self._validate(table)
-        order = qi_order(table, self.order, self.priority, rng=tie_rng(self.seed))
+        order = qi_order(table, self.order, self.priority)
         tree = even_split_tree(table.sa_codes[order], table.columns[table.sa_name].n_values,
                                self.model, table.sa_domain)
         n = table.n_rows

@@ -5,7 +5,7 @@ the algorithm that made it. Every assignment of a class's published SA multiset 
 tuples is equally likely (paper 001 §4.1, the probability space before any exclusion;
 paper 000 §2.4), so the posterior that a tuple carries SA value ``v`` (or a value of the
 sensitive set ``s``) is the class frequency of ``v`` (of ``s``). It is the naive attacker
-every algorithm-aware adversary is compared with (anonymeter's baseline; DESIGN.md).
+every algorithm-aware adversary is compared with (anonymeter's baseline; docs/design.md).
 
 Paper 001 Theorem 1: a minimality attack changes a posterior only where it excludes
 worlds; with no exclusion the credibility "is exactly the ratio of the sensitive tuples to
@@ -68,7 +68,7 @@ def choose_targets(domain: SADomain, model: Any = None, sensitive_set: str | Non
         return names, np.eye(n_sa, dtype=bool), None
     mask = domain.sensitive_mask(name)
     if mask is None:
-        raise ParameterError(f"unknown sensitive set {name!r} (declare it with {option('sensitive')}{name}=v1|v2)",
+        raise ParameterError(f"unknown sensitive set {name!r} (declare it with {option('sensitive', name + '=v1|v2')})",
                              parameter="sensitive_set", value=name)
     # a declared set none of whose values is published is a target nobody can be linked to
     # (posterior 0): the release's domain holds the published values only

@@ -428,7 +428,10 @@ class EligibilityAdversary(Adversary):
     name = "eligibility"
     title = "Eligibility attack on the skew step"
     paper = "paper 004 §3-§4"
-    _parameters = {"prior": ("uniform", lambda v: v in ("uniform",), "'uniform'")}
+    #: ``budget``: the largest exact enumeration (:data:`openbook.attacks.eligibility.WORK_BUDGET`,
+    #: about 5 s); beyond it every withheld person is unresolved
+    _parameters = {"prior": ("uniform", lambda v: v in ("uniform",), "'uniform'"),
+                   "budget": (2_000_000_000, _positive_int, "a positive integer")}
 
     def applies_to(self, release: Any) -> Applies:
         if release.meta.get("skew"):
@@ -436,7 +439,7 @@ class EligibilityAdversary(Adversary):
         return Applies(False, "the release had no skew step")
 
     def attack(self, release: Any, *, original: Any = None, earlier: Sequence[Any] = ()) -> AttackResult:
-        from .eligibility import eligibility_attack
+        from .eligibility import EnumerationTooLarge, eligibility_attack
 
         skew = release.meta["skew"]
         counts, domain = release.sa_counts()
@@ -451,11 +454,12 @@ class EligibilityAdversary(Adversary):
         n_input = int(release.meta["n_input"])
         l = skew.get("l")
         method = skew.get("method")
-        ep = eligibility_attack(published, n_input, l, algorithm=method,
-                                values=[str(v) for v in domain.values])
-        # the withheld records' SA: the posterior that each published value is S1 (the
-        # most frequent value of the base table, the one the step suppresses)
-        p_s1 = np.asarray([float(x) for x in ep.posterior], dtype=np.float64)
+        try:
+            ep = eligibility_attack(published, n_input, l, algorithm=method, values=[str(v) for v in domain.values],
+                                    budget=int(self.budget))
+        except EnumerationTooLarge as e:  # no figure at all: every withheld person unresolved
+            ep = None
+            too_large = str(e)
         targets = [str(v) for v in domain.values]
         # the people it reasons about are the withheld ones (published people's classes are the
         # other adversaries' business): one row per absent person
@@ -464,69 +468,47 @@ class EligibilityAdversary(Adversary):
         else:
             n_abs = n_input - int(published.sum())
         group = np.full(n_abs, -1, dtype=np.int64)
+        notes: dict[str, Any] = {"knowledge": "the release, |T| and the skew step's algorithm (paper 004 K1-K2)",
+                                 "method": method}
+        if ep is None:
+            # the safe side: certainty is not excluded, and every withheld person counts as failing
+            post = np.ones((n_abs, len(targets)))
+            notes["unresolved"] = too_large + "; every withheld person counts as failing"
+            return AttackResult(adversary="eligibility", posterior=post, targets=targets, group=group,
+                                l=float(l) if l else None, unresolved=np.ones(n_abs, dtype=bool), notes=notes)
+        # the withheld records' SA: the posterior that each published value is S1 (the
+        # most frequent value of the base table, the one the step suppresses)
+        p_s1 = np.asarray([float(x) for x in ep.posterior], dtype=np.float64)
         post = np.tile(p_s1, (n_abs, 1))
+        notes["posterior_is_most_frequent"] = ep.to_dict()
         return AttackResult(adversary="eligibility", posterior=post, targets=targets, group=group,
-                            l=float(l) if l else None, unresolved=np.zeros(n_abs, dtype=bool),
-                            notes={"knowledge": "the release, |T| and the skew step's algorithm (paper 004 K1-K2)",
-                                   "method": method, "posterior_is_most_frequent": ep.to_dict()})
+                            l=float(l) if l else None, unresolved=np.zeros(n_abs, dtype=bool), notes=notes)
 
 
 class LinkageAdversary(Adversary):
     """Linkage of this release with every earlier one (paper 002 §2.3): a person's classes
-    across releases intersect; the figure is ``1 / post-linkage diversity`` (the number of SA
-    values left), so "above the target ``1/ℓ``" means diversity below ℓ. It is a *lower* bound
-    of the exact posterior (the largest of ``d`` probabilities summing to 1 is at least
-    ``1/d``; counting constraints across classes can raise it further — docs/linkage.md), and
-    exact where it matters most: diversity 1 is certainty.
+    across releases intersect. The figure is the posterior of each SA value over the possible
+    worlds consistent with every release, uniform (paper 000 §2.4) — exact where the worlds
+    can be counted within ``budget`` transitions (default
+    :data:`.linkage_posterior.DEFAULT_BUDGET`), else a proven upper bound (the notes count
+    each method; :mod:`.linkage_posterior`, docs/linkage.md). Nobody is unresolved.
 
-    ``l``: the least post-linkage diversity (default the release model's ℓ); the notes name
-    the earlier releases (by position) linked with each person below it. People whose
-    diversity is at least 2 and not below ℓ are *unresolved*: their exact posterior may still
-    exceed ``1/ℓ`` (tests/contract/test_adversary_brute_force.py finds posterior 1 for people
-    at diversity 2), so they count as failing, never as safe."""
+    ``l``: the least post-linkage diversity of paper 002 (default the release model's ℓ): the
+    notes keep paper 002's figures — ``1/diversity`` (a lower bound of the exact posterior),
+    the people below ℓ and the earlier releases (by position) linked with them."""
 
     name = "linkage"
     title = "Linkage with earlier releases"
     paper = "paper 002 §2.3"
     needs = frozenset({"earlier"})
-    _parameters = {"l": (None, _ge1, "a number >= 1")}
+    _parameters = {"l": (None, _ge1, "a number >= 1"),
+                   "budget": (None, _positive_int, "a positive integer")}
 
     def attack(self, release: Any, *, original: Any = None, earlier: Sequence[Any] = ()) -> AttackResult:
-        from .linkage import linkage
+        from .linkage_audit import linkage_attack
 
-        rels = list(earlier) + [release]
-        if original is not None:
-            population = pd.DataFrame({c: original.decode(c) for c in release.qi})
-            hier = dict(original.hierarchies)
-            pop_desc = f"{original.n_rows} people of the original table"
-        else:
-            from .linkage_audit import default_population
-
-            population, pop_desc = default_population(rels, None)
-            hier = None
-        res = linkage(rels, population, hierarchies=hier)
-        d = res.diversity.astype(np.float64)
-        in_new = res.matched[:, -1]
-        post = np.full((len(population), 1), np.nan)
-        with np.errstate(divide="ignore"):
-            post[in_new, 0] = np.where(d[in_new] > 0, 1.0 / d[in_new], 1.0)
-        group = np.where(in_new, res.class_ids[:, -1], -1)
-        group = np.where(group < -1, 0, group)
         l = float(self.l) if self.l is not None else promised_l(_model(release))
-        below = in_new & (d < l - 1e-12) if l is not None else np.zeros(len(population), dtype=bool)
-        involved = [j for j in range(len(earlier)) if bool(res.matched[below, j].any())]
-        # 1/d is exact at d = 1 and a lower bound above: a person at 1/d > 1/ℓ is surely above
-        # the target; one at 1/d <= 1/ℓ (d >= 2) may still be above it — unresolved, never safe
-        unresolved = in_new & (d >= 2) & ~below
-        return AttackResult(adversary="linkage", posterior=post, targets=["1/diversity"], group=group,
-                            l=l, unresolved=unresolved,
-                            notes={"knowledge": f"{len(earlier)} earlier release(s) and every person's QI",
-                                   "figure": "1/post-linkage diversity (paper 002): exact at diversity 1, a lower "
-                                             "bound of the exact posterior above it; people at diversity >= 2 not "
-                                             "below l are unresolved",
-                                   "population": pop_desc, "diversity_distribution": res.distribution(),
-                                   "n_below_l": int(below.sum()), "earlier_involved": involved,
-                                   "n_disclosed": int((in_new & (d == 1)).sum())})
+        return linkage_attack(release, original=original, earlier=earlier, l=l, budget=self.budget)
 
 
 def _model(release: Any) -> Any:

@@ -27,6 +27,10 @@ What this module computes, vectorised over a whole population of people:
   classes, i.e. per post-linkage class ``∩_j q̄_j``).
 * :func:`linkage_counts` — the same minimum from ready-made class assignments (the fast path
   used by the simulations of ``algorithms.ldelta``).
+* :func:`bucket_shares`, :func:`published_multiplicity` — what the exact posterior of
+  :mod:`.linkage_posterior` needs besides the matching: how many records of a bucketized
+  QI-table carry a person's QI values in each bucket, and how many people a QI tuple of the
+  default population stands for.
 
 The worst case over all ℓ-diverse releases (Proposition 3.1, Corollary 3.3) is in
 :mod:`openbook.attacks.worst_case_linkage`.
@@ -244,6 +248,42 @@ def _match_bucketized(release: Release, people: pd.DataFrame) -> tuple[np.ndarra
     rep = np.repeat(np.arange(len(pk)), lens)
     idx = pairs[lo[rep] + (np.arange(int(ptr[-1])) - ptr[:-1][rep]), 1] if ptr[-1] else np.zeros(0, dtype=np.int64)
     return ptr, idx.astype(np.int64)
+
+
+def bucket_shares(release: Release, people: pd.DataFrame, ptr: np.ndarray,
+                  idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What a bucketized release's QI-table tells of each person beyond their buckets
+    (:mod:`.linkage_posterior`): the id of their QI values, how many QI-table rows carry them
+    in each of their buckets (aligned with ``idx`` of :func:`match_release`) and in all."""
+    n_rel = len(release.data)
+    gid, uniq = pd.factorize(release.data[GID], sort=True)
+    cols = [pd.factorize(np.concatenate([_norm_array(release.data[c].to_numpy()),
+                                         _norm_array(people[c].to_numpy())]))[0] for c in release.qi]
+    key, n_keys = group_ids(cols)
+    rk, pk = key[:n_rel], key[n_rel:]
+    pair = rk * len(uniq) + gid.astype(np.int64)
+    vals, cnt = np.unique(pair, return_counts=True)
+    want = np.repeat(pk, np.diff(ptr)) * len(uniq) + idx
+    at = np.clip(np.searchsorted(vals, want), 0, max(len(vals) - 1, 0))
+    share = np.where(vals[at] == want, cnt[at], 0) if len(vals) else np.zeros(len(want), dtype=np.int64)
+    return pk.astype(np.int64), share.astype(np.int64), np.bincount(rk, minlength=n_keys)[pk].astype(np.int64)
+
+
+def published_multiplicity(releases: Sequence[Release], population: pd.DataFrame) -> np.ndarray:
+    """How many people each row of ``population`` (QI tuples) stands for: the most records
+    any release with these QI columns publishes with exactly those values (a bucketized
+    QI-table, a generalized release's single-value labels), at least 1 — the fewest people
+    consistent with every release."""
+    qi = list(population.columns)
+    out = np.ones(len(population), dtype=np.int64)
+    for r in releases:
+        if set(r.qi) != set(qi) or not len(r.data) or not len(population):
+            continue
+        both = [pd.factorize(np.concatenate([_norm_array(r.data[c].to_numpy()),
+                                             _norm_array(population[c].to_numpy())]))[0] for c in qi]
+        key, n_keys = group_ids(both)
+        out = np.maximum(out, np.bincount(key[:len(r.data)], minlength=n_keys)[key[len(r.data):]])
+    return out
 
 
 # ---------------------------------------------------------------------------------------

@@ -5,6 +5,9 @@ left. :func:`audit_registry` refuses — raises :class:`RiskError` naming how ma
 below ℓ and through which releases — or, with ``warn_only=True``, issues a
 :class:`PrivacyLeakWarning`.
 
+:func:`linkage_attack` is the linkage adversary's computation: the exact posterior of
+every person over the possible worlds of every release (:mod:`.linkage_posterior`).
+
 The population is the people whose QI values the adversary may know: pass it (the source
 table of the new release is the natural choice). Without it, the audit uses every QI tuple
 published ungeneralized in the releases (the QI-tables of bucketized releases and the rows
@@ -131,3 +134,69 @@ def default_population(releases: Sequence[Release], hierarchies: Mapping[str, An
                              parameter="population")
     pop = pd.concat(frames, ignore_index=True).drop_duplicates(ignore_index=True)
     return pop, f"{len(pop)} distinct QI tuples published ungeneralized in the releases"
+
+
+def linkage_attack(release: Release, *, original: Any = None, earlier: Sequence[Release] = (),
+                   l: float | None = None, budget: int | None = None) -> Any:
+    """The linkage adversary's result (:class:`~.families.LinkageAdversary`): per person of
+    the new release, the posterior of each of its SA values over every release
+    (:mod:`.linkage_posterior`). Exact people carry their posterior, bounded ones their upper
+    bound — under a t-closeness model a distribution inside their proven interval with three
+    standard errors covering it, so the certificate's distance bound stays sound. The notes
+    count each method and keep paper 002's figures: ``1/diversity``, the people below ``l``,
+    the earlier releases (by position) linked with them."""
+    from ..models.promise import distance_model
+    from .base import AttackResult
+    from .baseline import release_model
+    from .linkage import published_multiplicity
+    from .linkage_posterior import DEFAULT_BUDGET, EXACT, METHODS, linkage_posterior
+
+    rels = [*earlier, release]
+    if original is not None:
+        population = pd.DataFrame({c: original.decode(c) for c in dict.fromkeys(c for r in rels for c in r.qi)
+                                   if c in original.columns})
+        hier, weights = dict(original.hierarchies), None
+        truth = original.decode(original.sa_name) if original.sa_name == release.sa else None
+        pop_desc = f"{original.n_rows} people of the original table"
+    else:
+        population, pop_desc = default_population(rels, None)
+        hier, truth = None, None
+        weights = published_multiplicity(rels, population)
+        pop_desc += f", standing for {int(weights.sum())} people (each as often as a release publishes it)"
+    lp = linkage_posterior(rels, population, weights=weights, truth=truth, hierarchies=hier,
+                           budget=DEFAULT_BUDGET if budget is None else int(budget))
+    res, n = lp.linked, len(population)
+    targets = [str(v) for v in release.sa_counts()[1].values]
+    col = pd.Index(lp.values).get_indexer(targets)
+    in_new = res.matched[:, -1]
+    up, lo = lp.upper[:, col], lp.lower[:, col]
+    post = np.full((n, len(targets)), np.nan)
+    post[in_new] = up[in_new]
+    stderr = None
+    inexact = in_new & (lp.method != EXACT)
+    if inexact.any() and distance_model(release_model(release)) is not None:
+        lo_, hi_ = lo[inexact], up[inexact]
+        room = (hi_ - lo_).sum(axis=1)
+        mid = lo_ + np.where(room > 0, (1.0 - lo_.sum(axis=1)) / np.where(room > 0, room, 1.0), 0.0)[:, None] * (hi_ - lo_)
+        post[inexact] = mid
+        stderr = np.zeros_like(post)
+        stderr[inexact] = np.maximum(hi_ - mid, mid - lo_) / 3.0
+    d = res.diversity.astype(np.float64)
+    below = in_new & (d < l - 1e-12) if l is not None else np.zeros(n, dtype=bool)
+    inv = 1.0 / np.maximum(d[in_new], 1.0)
+    notes = {"knowledge": f"{len(earlier)} earlier release(s) and every person's QI",
+             "figure": "the posterior of each SA value over the possible worlds consistent with every release "
+                       "(paper 002 §2.3's linkage, paper 000 §2.4's uniform prior; docs/linkage.md): exact, or a "
+                       "proven upper bound where 'methods' says so",
+             "methods": {m: int((lp.method[in_new] == i).sum()) for i, m in enumerate(METHODS[:3])},
+             "counting": lp.notes, "population": pop_desc,
+             "one_over_diversity": {"max": float(inv.max()) if inv.size else None,
+                                    "meaning": "paper 002's 1/post-linkage diversity, a lower bound of the largest "
+                                               "exact posterior"},
+             "diversity_distribution": res.distribution(), "n_below_l": int(below.sum()),
+             "earlier_involved": [j for j in range(len(earlier)) if bool(res.matched[below, j].any())],
+             "n_disclosed": int((in_new & (d == 1)).sum())}
+    if stderr is not None:
+        notes["interval"] = "t-closeness: a bounded person's posterior ± 3 stderr covers their proven interval"
+    return AttackResult(adversary="linkage", posterior=post, targets=targets, group=np.where(in_new, lp.last_class, -1),
+                        l=l, stderr=stderr, unresolved=np.zeros(n, dtype=bool), notes=notes)

@@ -88,6 +88,14 @@ def _lgamma_ratio1(x: float, h: float) -> float:
     return out
 
 
+def _lgamma_step(x: float, m: float, d: float) -> float:
+    """``log Γ(x+m+d) − log Γ(x+m) − log Γ(x+d) + log Γ(x)`` (``x, x + d > 0``, ``m ≥ 0``), as
+    the difference of two :func:`lgamma_ratio` over the shorter of the steps ``m`` and ``d``."""
+    if abs(d) <= m:
+        return _lgamma_ratio1(x + m, d) - _lgamma_ratio1(x, d)
+    return _lgamma_ratio1(x + d, m) - _lgamma_ratio1(x, m)
+
+
 def psi_diffs(x: float, m: float) -> tuple[float, float]:
     """``ψ(x+m) − ψ(x) = Σ_{i<m} 1/(x+i)`` and ``ψ₁(x) − ψ₁(x+m) = Σ_{i<m} 1/(x+i)²`` for
     ``x > 0`` and whole ``m ≥ 0``: the terms summed until ``x + i ≥ 16``, then the asymptotic
@@ -172,6 +180,21 @@ class _Pitman:
         lc = float((self.c * (gammaln(self.j - alpha) - gammaln(1.0 - alpha))).sum())
         return ((self.K - 1) * math.log(alpha) + _lgamma_ratio1(u / alpha, self.K - 1)
                 - _lgamma_ratio1(u + 1.0 - alpha, self.n - 1) + lc)
+
+    def drop(self, u0: float, a0: float, u: float, alpha: float) -> float:
+        """``L(θ₀, α₀) − L(θ, α)`` (``u = θ + α``) term by term, each a difference over the
+        step (``log Γ(x+m+δ)/Γ(x+m) − log Γ(x+δ)/Γ(x)`` by :func:`lgamma_ratio`; the classes'
+        ``Σ_{i<j} log((i−α₀)/(i−α))`` by table below 17): the drop keeps its digits where the
+        two likelihoods, of magnitude ``n log n``, would cancel them."""
+        x, x2, da = u / alpha, u + 1.0 - alpha, alpha - a0
+        d, d2 = u0 / a0 - x, (u0 - a0) - (u - alpha)
+        out = (self.K - 1) * math.log1p(-da / alpha) + _lgamma_step(x, self.K - 1, d) - _lgamma_step(x2, self.n - 1, d2)
+        h = np.concatenate([[0.0], np.cumsum(np.log1p(da / (np.arange(1.0, 17.0) - alpha)))])
+        out += float(self.w_small @ h)
+        if self.m_big.size:  # Σ_{17≤i<j}: log Γ(j−α₀)/Γ(j−α) − log Γ(17−α₀)/Γ(17−α)
+            r = lgamma_ratio(np.concatenate([[17.0 - alpha], self.m_big + (17.0 - alpha)]), da)
+            out += float(self.c_big.sum() * h[16] + self.c_big @ (r[1:] - r[0]))
+        return out
 
     def u_hat(self, alpha: float, u: float) -> float:
         """``θ̂(α) + α``, ``θ̂`` maximising ``L(·, α)``: the root of ``A₁ = B₁`` (positive as
@@ -265,11 +288,12 @@ def pitman_region(sizes: np.ndarray, counts: np.ndarray, n: int, fit: PitmanFit,
     top = 1.0 - 1e-9
     lo, hi = fit.alpha, top
     u, _, d, du = model.profile(fit.alpha, fit.theta + fit.alpha)
-    a = min(top, fit.alpha + (math.sqrt(q / -d) if d < 0 else 0.05))
+    # the quadratic guess, at most half-way to α = 1 (where the profile falls off steeply)
+    a = min(0.5 * (fit.alpha + 1.0), fit.alpha + (math.sqrt(q / -d) if d < 0 else 0.05))
     u = max(u + du * (a - fit.alpha), 0.5 * u)
-    for _ in range(100):
+    for _ in range(200):
         u, g, _, du = model.profile(a, u)
-        gap = 2.0 * (fit.loglik - model.loglik(u, a)) - q
+        gap = 2.0 * model.drop(fit.theta + fit.alpha, fit.alpha, u, a) - q
         if gap > 0:
             hi = a
         else:
@@ -277,9 +301,12 @@ def pitman_region(sizes: np.ndarray, counts: np.ndarray, n: int, fit: PitmanFit,
             if a >= top:
                 return float(u - a), float(a)
         new = a + gap / (2.0 * g) if g < 0 else math.nan
-        if not lo < new < hi:
+        # the gap rises steeply towards α = 1, where Newton's steps from above creep: far from
+        # the root (gap > 1) a step under a quarter of the bracket bisects instead
+        slow = gap > 1.0 and hi < top and abs(new - a) < 0.25 * (hi - lo)
+        if not lo < new < hi or slow:
             new = 0.5 * (lo + hi) if hi < top else min(top, a + 2.0 * (a - fit.alpha) + 1e-6)
-        if abs(new - a) <= 1e-5:  # the step lands within 1e-10 (quadratic convergence)
+        elif abs(new - a) <= 1e-9 and abs(gap) <= 1e-3:  # lands within ulps (quadratic convergence)
             a = new
             break
         u = max(u + du * (new - a), 0.5 * u)

@@ -73,8 +73,11 @@ def input_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--format", choices=["csv", "parquet", "sqlite", "duckdb"], help="input format (default: from the suffix)")
     g.add_argument("--table", help="table to read from a database source")
     g.add_argument("--query", help="SQL query to read from a database source")
-    g.add_argument("--qi", help="QI columns, comma separated, each optionally NAME:KIND (numeric, categorical, ordinal)")
-    g.add_argument("--sa", help="the sensitive attribute column")
+    g.add_argument("--qi", metavar="NAME[:KIND],...", help="QI columns, comma separated, each optionally NAME:KIND "
+                   "(numeric, categorical, ordinal); a numeric column left categorical is published as '*' or its "
+                   "exact values (a warning names it)")
+    g.add_argument("--sa", metavar="NAME[:KIND]", help="the sensitive attribute column, optionally NAME:KIND "
+                   "(numeric for (k,e)-anonymity and ordered t-closeness, categorical, ordinal)")
     g.add_argument("--sensitive", action="append", metavar="NAME=v1|v2",
                    help="a sensitive value set: NAME=v1|v2|... (repeat for several sets; a name repeated joins "
                         "its values)")

@@ -160,16 +160,29 @@ def cmd_anonymize(args: argparse.Namespace) -> int:
         "seconds": round(time.perf_counter() - t0, 3),
     }
     if "skew" in m:
-        payload["skew"] = m["skew"]
+        payload["skew"] = dict(m["skew"])
+        if "skew_spread" in m:  # R-suppression's rate is random: the run's and the expected one
+            payload["skew"]["expected_suppression_rate"] = m["skew_spread"]
     emit(args, payload, lambda p: print_table("release written", certificate_rows(p["certificate"], lines_only=True) + [
         ("files", ", ".join(p["files"])), ("signature", p["signature"]), ("algorithm", p["algorithm"]),
         ("model", p["check"]["model"]), ("verified level", p["check"]["level"]), ("rows in / published / suppressed",
                                                    f"{p['n_input']} / {p['n_published']} / {p['n_suppressed']}")]
         + class_rows(p) + [("seconds", p["seconds"])] + ([(
-            "skew step", f"{p['skew']['method']} (l={p['skew']['l']}): {p['skew']['n_suppressed']} rows withheld, "
-            f"suppression rate {p['skew']['suppression_rate']:.2%}")] if "skew" in p else [])
+            "skew step", _skew_words(p["skew"]))] if "skew" in p else [])
         + certificate_rows(p["certificate"], adversaries_only=True)))
     return 0
+
+
+def _skew_words(skew: dict[str, Any]) -> str:
+    """The skew step in words: rows withheld, and for R-suppression what a run should expect —
+    its rate is drawn at random, so another unseeded run withholds another share."""
+    words = (f"{skew['method']} (l={skew['l']}): {skew['n_suppressed']:,} rows withheld, "
+             f"suppression rate {skew['suppression_rate']:.2%}")
+    e = skew.get("expected_suppression_rate")
+    if e:
+        words += (f"; the rate is random: expected {e['mean']:.1%} (standard deviation {e['sd']:.1%}), any run "
+                  f"between {e['min']:.1%} and {e['max']:.1%} (--seed repeats a run)")
+    return words
 
 
 def class_rows(p: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -183,14 +196,15 @@ def class_rows(p: dict[str, Any]) -> list[tuple[str, Any]]:
 
 
 #: ``--engine spark``: the algorithms the Spark engine runs, each ``name -> function(args, spark,
-#: table, model, cfg) -> payload`` (docs/spark.md)
+#: table, model, cfg, status) -> payload`` (docs/spark.md)
 SPARK_ALGORITHMS: dict[str, Any] = {}
 
 
 def cmd_anonymize_spark(args: argparse.Namespace) -> int:
     """``anonymize --engine spark``: read the input on the cluster, run the algorithm there,
-    verify the model on the whole release on the cluster, write a Parquet folder and its
-    sidecar (:mod:`openbook.spark`; docs/spark.md)."""
+    verify the model on the whole release on the cluster, certify it there (unless
+    ``--no-certify``: :mod:`openbook.spark.certify`; a failing certificate is exit code 3 and
+    no file), write a Parquet folder and its sidecar (:mod:`openbook.spark`; docs/spark.md)."""
     from ..errors import ParameterError
     from ._common import spark_session_from_args
 
@@ -203,16 +217,16 @@ def cmd_anonymize_spark(args: argparse.Namespace) -> int:
                              f"{name or 'the default algorithm'} (use --engine local)", parameter="engine",
                              value="spark")
     unsupported = [flag for flag, on in (("--skew", args.skew not in (None, "none")), ("--kind", args.kind),
-                                         ("--t-reference", args.t_reference), ("--max-risk", args.max_risk),
-                                         ("--max-reid-risk", args.max_reid_risk), ("--worlds", args.worlds),
+                                         ("--t-reference", args.t_reference),
                                          ("--against-registry", args.against_registry),
                                          ("--batch-rows", getattr(args, "batch_rows", None))) if on]
+    if not args.no_certify:  # the identity line on Spark is the prosecutor risk of the published classes
+        unsupported += [flag for flag, on in (("--population-size", getattr(args, "population_size", None)),
+                                              ("--sampling-fraction", getattr(args, "sampling_fraction", None)))
+                        if on is not None]
     if unsupported:
         raise ParameterError(f"--engine spark does not take {unsupported[0]} (use --engine local)",
                              parameter="engine", value="spark")
-    if not args.no_certify:
-        raise ParameterError("--engine spark publishes without the adversaries' certificate (they need the table "
-                             "on one machine): pass --no-certify, and the sidecar says so", parameter="no-certify")
     if args.model:
         cfg.model = {"spec": args.model}
     cfg.set("output", "path", args.output)
@@ -228,42 +242,89 @@ def cmd_anonymize_spark(args: argparse.Namespace) -> int:
         from ..spark.encoding import load_spark_input
 
         table = load_spark_input(spark, cfg)
-        with status(f"anonymizing {table.n_rows} rows with {name} on Spark", quiet=args.quiet):
-            payload = SPARK_ALGORITHMS[name](args, spark, table, model, cfg)
+        with status(f"anonymizing {table.n_rows} rows with {name} on Spark", quiet=args.quiet) as st:
+            payload = SPARK_ALGORITHMS[name](args, spark, table, model, cfg, st)
     payload["seconds"] = round(time.perf_counter() - t0, 3)
-    emit(args, payload, lambda p: print_table("release written (Spark engine)", [
+    emit(args, payload, lambda p: print_table("release written (Spark engine)", certificate_rows(
+        p["certificate"], lines_only=True) + [
         ("files", ", ".join(p["files"])), ("algorithm", p["algorithm"]), ("model", p["model"]),
         ("rows in / published / suppressed", f"{p['n_input']} / {p['n_published']} / {p['n_suppressed']}"),
-        ("classes", p["n_groups"]), ("fragments", p.get("n_fragments", "")), ("seconds", p["seconds"]),
-        ("certificate", "not certified: the Spark engine does not run the adversaries")]))
+        ("classes", p["n_groups"]), ("fragments", p.get("n_fragments", "")), ("seconds", p["seconds"])]
+        + certificate_rows(p["certificate"], adversaries_only=True)))
     return 0
 
 
-def _spark_mondrian(args: argparse.Namespace, spark: Any, table: Any, model: Any, cfg: Any) -> dict[str, Any]:
-    """Mondrian on the cluster (:mod:`openbook.spark.mondrian`), verified and written."""
+def _spark_certify(args: argparse.Namespace, model: Any, status_line: Any) -> dict[str, Any] | None:
+    """The certificate's targets and parameters for ``--engine spark`` (``None`` with
+    ``--no-certify``): as :func:`certify_from_args` sets them for the local engine."""
+    if args.no_certify:
+        return None
+    from ..spark.certify import ReleaseView, figures_for, targets
+
+    tg = targets(ReleaseView({"model": model.to_dict()}, [], ""), max_risk=args.max_risk,
+                 max_reid_risk=args.max_reid_risk)
+    params = certify_params(args)
+    return {"tg": tg, "figures": figures_for(tg), "params": params, "max_reid_risk": args.max_reid_risk,
+            "on_step": lambda n: status_line.update(f"certifying on Spark: the {n} adversary")}
+
+
+def _spark_verdict(cert: Any) -> dict[str, Any]:
+    """The certificate's record; a failing one refuses the release (exit code 3, nothing
+    written), naming what the Spark replay could not resolve when that is why."""
+    from ..certificate import FAIL, refusal
+    from ..errors import RiskError
+
+    if cert.verdict == FAIL:
+        err = refusal(cert)
+        why = next((f.error for f in cert.findings if f.adversary == "replay" and f.ran and f.error), None)
+        if why:
+            err = RiskError(f"{err} ({why})", adversary=err.adversary, n_people=err.n_people, worst=err.worst)
+        raise err
+    return cert.to_dict()
+
+
+def _spark_mondrian(args: argparse.Namespace, spark: Any, table: Any, model: Any, cfg: Any,
+                    status_line: Any = None) -> dict[str, Any]:
+    """Mondrian on the cluster (:mod:`openbook.spark.mondrian`), verified, certified on the
+    cluster (:func:`openbook.spark.certify.mondrian_certificate`) and written."""
     from ..spark.mondrian import spark_mondrian, verify
     from ..spark.mondrian_plan import DEFAULT_MAX_FRAGMENT
     from ..spark.output import write_release
 
     strict = bool(cfg.algorithm.get("strict", True))
     res = spark_mondrian(table, model, strict=strict, max_fragment=args.spark_max_fragment or DEFAULT_MAX_FRAGMENT)
-    check = verify(res)
+    cer = _spark_certify(args, model, status_line)
+    check = verify(res, figures=None if cer is None else cer["figures"])
+    record = None
+    if cer is not None:
+        from ..spark.certify import mondrian_certificate
+
+        record = _spark_verdict(mondrian_certificate(res, check, cer["tg"], params=cer["params"],
+                                                     max_reid_risk=cer["max_reid_risk"], on_step=cer["on_step"]))
     files = write_release(res, check, args.output, force=args.force, inputs=_input_files(args, cfg),
                           publish_suppressed_count=bool(args.publish_suppressed_count),
-                          publish_identifier_names=bool(args.publish_identifier_names))
+                          publish_identifier_names=bool(args.publish_identifier_names), certificate=record)
     return {"files": [str(f) for f in files], "algorithm": "mondrian", "engine": "spark", "strict": strict,
             "model": model.describe(), "n_input": table.n_rows, "n_published": check["rows"],
             "n_suppressed": table.n_rows - check["rows"], "n_groups": check["classes"],
             "n_fragments": res.n_fragments, "planned_levels": res.plan.levels,
-            "certificate": {"verdict": "not certified", "reason": "the Spark engine does not run the adversaries"}}
+            "certificate": record or _not_certified()}
+
+
+def _not_certified() -> dict[str, Any]:
+    from ..spark.output import NOT_CERTIFIED
+
+    return dict(NOT_CERTIFIED)
 
 
 SPARK_ALGORITHMS["mondrian"] = _spark_mondrian
 
 
-def _spark_full_domain(args: argparse.Namespace, spark: Any, table: Any, model: Any, cfg: Any) -> dict[str, Any]:
+def _spark_full_domain(args: argparse.Namespace, spark: Any, table: Any, model: Any, cfg: Any,
+                       status_line: Any = None) -> dict[str, Any]:
     """Full-domain search with the counts aggregated on the cluster, the lattice walk here
-    (:mod:`openbook.spark.full_domain`), verified and written."""
+    (:mod:`openbook.spark.full_domain`), verified, certified from the cluster's classes
+    (:func:`openbook.spark.certify.full_domain_certificate`) and written."""
     from ..pipeline import algorithm_from
     from ..spark import full_domain as sfd
     from ..spark.output import write_release
@@ -273,16 +334,23 @@ def _spark_full_domain(args: argparse.Namespace, spark: Any, table: Any, model: 
     algo = algorithm_from(cfg, model)
     res = sfd.search(table, algo)
     rel = sfd.release_rows(table, res, model)
-    check = sfd.verify(rel)
+    cer = _spark_certify(args, model, status_line)
+    check = sfd.verify(rel, figures=None if cer is None else cer["figures"])
+    record = None
+    if cer is not None:
+        from ..spark.certify import full_domain_certificate
+
+        record = _spark_verdict(full_domain_certificate(rel, check, cer["tg"], params=cer["params"],
+                                                        max_reid_risk=cer["max_reid_risk"], on_step=cer["on_step"]))
     files = write_release(rel, check, args.output, force=args.force, inputs=_input_files(args, cfg),
                           publish_suppressed_count=bool(args.publish_suppressed_count),
                           publish_identifier_names=bool(args.publish_identifier_names),
-                          n_suppressed=res.n_suppressed, meta=lambda n: sfd.release_meta(rel, check, n))
+                          n_suppressed=res.n_suppressed, meta=lambda n: sfd.release_meta(rel, check, n),
+                          certificate=record)
     return {"files": [str(f) for f in files], "algorithm": "full-domain-search", "engine": "spark",
             "model": model.describe(), "levels": res.levels, "n_input": table.n_rows, "n_published": check["rows"],
             "n_suppressed": table.n_rows - check["rows"], "n_groups": check["classes"],
-            "n_checked": res.provenance["n_checked"],
-            "certificate": {"verdict": "not certified", "reason": "the Spark engine does not run the adversaries"}}
+            "n_checked": res.provenance["n_checked"], "certificate": record or _not_certified()}
 
 
 SPARK_ALGORITHMS["full-domain-search"] = _spark_full_domain

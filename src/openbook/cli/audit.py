@@ -53,7 +53,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         from ..release.io import check_plain_output
 
         check_plain_output(args.posteriors_out, force=args.force, inputs=[args.release, args.original],
-                           what="--posteriors-out")
+                           what="--posteriors-out", ours="posteriors")
     if args.linkage_l is not None and args.adversary != "linkage":
         raise ParameterError(f"--linkage-l is the linkage adversary's (this audit runs the {args.adversary} "
                              "adversary): give --max-risk R for its posterior target", parameter="linkage-l")

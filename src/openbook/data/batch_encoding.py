@@ -71,7 +71,11 @@ class ColumnDictionary:
 
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
-        enc = k.dictionary_encode(arr)
+        if pa.types.is_dictionary(arr.type) and (arr.null_count or not pa.types.is_int32(arr.type.index_type)):
+            arr = arr.dictionary_decode()  # a null lives in the indices, not the dictionary: decode
+        # a dictionary array (strings read from Parquet's dictionary pages) is its own
+        # encoding; its dictionary may hold values no row has: they get codes no row uses
+        enc = arr if pa.types.is_dictionary(arr.type) else k.dictionary_encode(arr)
         idx = enc.indices
         idx_np = np.frombuffer(idx.buffers()[1], dtype=np.int32, count=idx.offset + len(idx))[idx.offset:]
         batch_values = enc.dictionary.to_pylist()
@@ -340,7 +344,8 @@ def read_codes(src: Any, columns: list[str], kinds: Mapping[str, str], batch_row
     total = src.n_rows
     out = {c: np.empty(total, dtype=np.int32) for c in columns} if total is not None else None
     at = 0
-    for batch in src.batches([*columns, *[k for k in keep if k not in columns]], batch_rows):
+    strings = [c for c in columns if kinds[c] == "string" and c not in keep]  # kept columns stay as they are
+    for batch in src.batches([*columns, *[k for k in keep if k not in columns]], batch_rows, dictionary=strings):
         n = batch.num_rows
         for c in columns:
             codes = dicts[c].add(batch.column(c))

@@ -167,6 +167,8 @@ def lookup_error(value: Any, n_rows: int, column: str, what: str = "its hierarch
 
 def non_numeric_error(value: Any, pos: int, n_rows: int, column: str) -> SchemaError:
     """The error for a value of a numeric column that is not a (finite) number."""
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        value = value.item()  # a numpy scalar reads as the Python number (np.float64(inf) -> inf)
     what = "infinite" if str(value).strip().lstrip("+-").lower() in ("inf", "infinity") else "non-numeric"
     return SchemaError(
         f"{what} value {value!r} in numeric column {column!r} (row {pos}, {n_rows} such value(s)): a numeric QI "

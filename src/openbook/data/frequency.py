@@ -180,7 +180,7 @@ def _build(src: Any, schema: Schema, hier: dict[str, Any], source: str | None, b
     kinds = src.kinds(read)
     dicts = {c: ColumnDictionary(c, kinds[c]) for c in read}
     tuples = _TupleCounts(len(read))
-    for batch in src.batches(read, batch_rows):
+    for batch in src.batches(read, batch_rows, dictionary=[c for c in read if kinds[c] == "string"]):
         if batch.num_rows:
             rows = np.empty((batch.num_rows, len(read)), dtype=np.int32)
             for j, c in enumerate(read):
@@ -243,5 +243,5 @@ def _locate(src: Any, read: list[str], dicts: Mapping[str, ColumnDictionary], fi
 
 def _batch_codes(src: Any, read: list[str], dicts: Mapping[str, ColumnDictionary],
                  batch_rows: int) -> Iterator[dict[str, np.ndarray]]:
-    for batch in src.batches(read, batch_rows):
+    for batch in src.batches(read, batch_rows, dictionary=[c for c in read if dicts[c].kind == "string"]):
         yield {c: dicts[c].add(batch.column(c)) for c in read}

@@ -5,7 +5,8 @@ numbering is defined, not an accident of the method: with ``sort=True`` ids foll
 lexicographic order of the tuples, else their order of first appearance. Three methods give
 that same numbering: pandas' hash factorization when pandas is already loaded (it never is
 loaded for this, so a short command such as ``openbook check`` starts without it), a lookup
-table when the keys span a range not much larger than the rows, and a sort otherwise.
+table when the keys span a range not much larger than the rows, Arrow's hash table when
+pyarrow is loaded (a file read through Arrow), and a sort otherwise.
 """
 
 from __future__ import annotations
@@ -61,7 +62,32 @@ def factorize(key: np.ndarray, *, sort: bool = False, upper: int | None = None) 
         upper = int(key.max()) + 1
     if upper <= _DENSE_FACTOR * n + _DENSE_SLACK:
         return _factorize_dense(key, upper, sort)
+    if "pyarrow" in sys.modules:
+        return _factorize_hashing(key, sort)
     return _factorize_sorting(key, sort)
+
+
+def _factorize_hashing(key: np.ndarray, sort: bool) -> tuple[np.ndarray, int]:
+    """Arrow's hash table (``dictionary_encode``: ids in order of first appearance), then the
+    few distinct keys sorted: O(n + m log m), where a sort of the rows is O(n log n) — what
+    keeps ``check`` linear in the rows when pandas is not loaded but Arrow read the file."""
+    import pyarrow as pa
+
+    from .arrow_kernels import dictionary_encode
+
+    key = np.ascontiguousarray(key, dtype=np.int64)
+    # from buffers: pa.array() would import pandas to inspect its argument
+    enc = dictionary_encode(pa.Array.from_buffers(pa.int64(), key.size, [None, pa.py_buffer(key)]))
+    idx, dic = enc.indices, enc.dictionary
+    ids = np.frombuffer(idx.buffers()[1], dtype=np.dtype(idx.type.to_pandas_dtype()),
+                        count=idx.offset + len(idx))[idx.offset:].astype(np.int64)
+    uniq = np.frombuffer(dic.buffers()[1], dtype=np.int64, count=dic.offset + len(dic))[dic.offset:]
+    m = int(uniq.size)
+    if not sort:
+        return ids, m
+    rank = np.empty(m, dtype=np.int64)
+    rank[np.argsort(uniq, kind="stable")] = np.arange(m, dtype=np.int64)
+    return rank[ids], m
 
 
 def _factorize_dense(key: np.ndarray, upper: int, sort: bool) -> tuple[np.ndarray, int]:

@@ -3,7 +3,7 @@ sensitive attribute (SA), which value sets of the SA are sensitive, and what hap
 other columns.
 
 Columns that are neither QI nor SA are **dropped from releases unless kept explicitly**:
-an undeclared column published as-is is a leak (DESIGN.md, "Nothing lost, nothing leaked").
+an undeclared column published as-is is a leak (docs/design.md, "Nothing lost, nothing leaked").
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ class Schema:
         sets = {str(k): tuple(v) for k, v in (sensitive_sets or {}).items()}
         for k, v in sets.items():
             if not k.strip() or not v:
-                raise SchemaError(f"sensitive value set {k!r} is empty: give its values ({option('sensitive')}NAME=v1|v2)",
+                raise SchemaError(f"sensitive value set {k!r} is empty: give its values ({option('sensitive', 'NAME=v1|v2')})",
                                   column=k)
         return cls(
             qi=tuple(cols),

@@ -23,7 +23,7 @@ def load_hierarchy(spec: Any, column: str, kind: str) -> Any:
             return adult_hierarchies(variant)[column]
         except KeyError:
             raise SchemaError(f"the Adult hierarchies have none for column {column!r}", column=column) from None
-    leaf_type = float if kind == "numeric" else None
+    leaf_type = _number if kind == "numeric" else None
     try:
         return read_arx_csv(Path(spec), column=column, leaf_type=leaf_type)
     except HierarchyError as exc:
@@ -32,3 +32,12 @@ def load_hierarchy(spec: Any, column: str, kind: str) -> Any:
         raise HierarchyError(f"hierarchy of column {column!r}: {exc}", column=column) from None
     except DataError as exc:
         raise DataError(f"hierarchy of column {column!r}: {exc}", path=spec) from None
+
+
+def _number(text: str) -> int | float:
+    """A numeric leaf as the data's numbers are published: an integer when it is one ("17",
+    not "17.0" — as a numeric column without a hierarchy), else a float."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)

@@ -19,6 +19,7 @@ One module per concept (``docs/models.md``):
 * ``_checks``: exact ratio comparisons and the checks the models share
 """
 
+from ._checks import TOL
 from .alpha_k import AlphaKAnonymity, SimpleLDiversity
 from .base import PrivacyModel, SADomain
 from .composite import AllOf
@@ -37,6 +38,7 @@ from .t_closeness import TCloseness
 
 __all__ = [
     "MODELS",
+    "TOL",
     "AllOf",
     "AlphaKAnonymity",
     "DistinctLDiversity",

@@ -34,9 +34,11 @@ from .l_diversity import distinct_counts
 def numeric_values(domain: SADomain, model: str = "k-e-anonymity") -> np.ndarray:
     """``domain.numeric`` as float64, or a ParameterError when the SA is not numeric."""
     if domain.numeric is None:
+        from ..errors import option
+
         raise ParameterError(
-            f"{model} needs a numeric sensitive attribute, but the SA is not numeric "
-            "(domain.numeric is None)",
+            f"{model} needs a numeric sensitive attribute, but the SA is declared categorical: declare it numeric "
+            f"({option('sa', 'NAME:numeric')})",
             parameter="numeric",
         )
     values = np.asarray(domain.numeric, dtype=np.float64)

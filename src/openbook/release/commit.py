@@ -11,6 +11,14 @@ renamed over: the journal also lists it as *set aside* — renamed to a temporar
 before its replacement is renamed into place, and removed after — so that step, too, is
 rolled forward from the journal.
 
+**Staging folders** (:func:`open_stage`): a writer that works for minutes *outside* the
+folder lock (the Spark engine's executors writing the part files) writes into a hidden
+``.NAME.<12 hex>.held.stage`` folder, created under the folder lock and held with a *shared*
+``flock`` for as long as anyone writes into it — the driver from its creation until
+:func:`commit` moves it under a temporary name, each executor while it writes its part
+(:func:`stage_lock`). A stage nobody holds belongs to a dead writer: the sweep removes it
+(it takes the lock exclusively first, so never while a writer lives).
+
 **Recovery** (:func:`recover`, run under the same lock by every openbook read or write of a
 release path): a journal present means the write committed, so the remaining renames are
 rolled forward (an old folder is set aside only while its replacement still waits under its
@@ -39,6 +47,9 @@ from ..errors import DataError
 
 JOURNAL = ".commit"
 PART = ".part"
+STAGE = ".stage"
+#: the infix of a staging folder :func:`open_stage` holds (the sweep removes it once unheld)
+HELD = ".held"
 #: hex digits of a temporary name's random part
 _TOKEN_BYTES = 6
 
@@ -100,16 +111,70 @@ def temp_name(final: Path) -> Path:
 
 
 def stage_name(final: Path) -> Path:
-    """A fresh staging name beside ``final`` for a writer that works *outside* the folder lock
-    (the Spark engine's executors write a release folder for minutes): ``.NAME.<12 hex>.stage``,
-    which :func:`sweep` leaves alone — a concurrent reader's sweep must never remove a live
-    writer's work. The writer removes it itself, or moves it under a :func:`temp_name` inside
-    :func:`commit`; one a killed writer left behind stays (hidden) until removed by hand."""
-    return final.with_name(f".{final.name}.{secrets.token_hex(_TOKEN_BYTES)}.stage")
+    """A fresh staging name beside ``final`` for a writer that works *outside* the folder lock:
+    ``.NAME.<12 hex>.stage``, which :func:`sweep` leaves alone — a concurrent reader's sweep
+    must never remove a live writer's work. The writer removes it itself, or moves it under a
+    :func:`temp_name` inside :func:`commit`; one a killed writer left behind stays (hidden)
+    until removed by hand. :func:`open_stage` makes a staging folder the sweep *can* remove
+    once its writer is dead."""
+    return final.with_name(f".{final.name}.{secrets.token_hex(_TOKEN_BYTES)}{STAGE}")
+
+
+def open_stage(final: Path) -> tuple[Path, int]:
+    """Create a staging folder beside ``final`` (``.NAME.<12 hex>.held.stage``) and hold it:
+    returns its path and a descriptor holding a shared ``flock`` on it (close it once the
+    stage has been committed or removed). Created under the folder lock, so a concurrent
+    sweep sees it only once it is held; the sweep removes it once nobody holds it."""
+    with folder_lock(final.parent):
+        stage = final.with_name(f".{final.name}.{secrets.token_hex(_TOKEN_BYTES)}{HELD}{STAGE}")
+        os.mkdir(stage)
+        fd = os.open(stage, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        except BaseException:
+            os.close(fd)
+            raise
+    return stage, fd
+
+
+@contextlib.contextmanager
+def stage_lock(stage: str | os.PathLike) -> Iterator[None]:
+    """Hold a staging folder (shared ``flock``) while writing into it — what each Spark
+    executor does around its part file, so that a reader's sweep never removes the stage
+    under a live writer. A stage that is gone (its writer died and a sweep removed it) is
+    an error."""
+    fd = os.open(stage, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _temp_pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"^\.{re.escape(name)}\.[0-9a-f]{{{2 * _TOKEN_BYTES}}}{re.escape(PART)}$")
+
+
+def _stage_pattern(name: str) -> re.Pattern[str]:
+    return re.compile(rf"^\.{re.escape(name)}\.[0-9a-f]{{{2 * _TOKEN_BYTES}}}{re.escape(HELD + STAGE)}$")
+
+
+def _remove_if_dead(stage: Path) -> bool:
+    """Remove a staging folder nobody holds (its writer died: :func:`open_stage`); ``False``
+    when a writer still holds it."""
+    try:
+        fd = os.open(stage, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # held: a live writer
+            return False
+        shutil.rmtree(stage)
+        return True
+    finally:
+        os.close(fd)
 
 
 def fsync_path(path: Path) -> None:
@@ -127,18 +192,28 @@ fsync_dir = fsync_file = fsync_path
 
 def sweep(folder: Path, names: Iterable[str]) -> list[Path]:
     """Remove the stale temporaries of the files ``names`` in ``folder`` (our own pattern
-    only). Call with the folder lock held. Returns what was removed."""
+    only), and their staging folders that no live writer holds (:func:`open_stage`). Call
+    with the folder lock held. Returns what was removed."""
+    names = list(names)
     patterns = [_temp_pattern(n) for n in names]
     removed = []
     try:
-        entries = [e for e in os.scandir(folder) if e.name.startswith(".") and e.name.endswith(PART)]
+        entries = [e for e in os.scandir(folder) if e.name.startswith(".") and e.name.endswith((PART, STAGE))]
     except OSError:
         return removed
+    stages = None
     for e in entries:
-        if any(p.match(e.name) for p in patterns):
+        if e.name.endswith(PART):
+            if any(p.match(e.name) for p in patterns):
+                with contextlib.suppress(OSError):
+                    _remove(Path(e.path))
+                    removed.append(Path(e.path))
+            continue
+        stages = [_stage_pattern(n) for n in names] if stages is None else stages
+        if any(p.match(e.name) for p in stages):
             with contextlib.suppress(OSError):
-                _remove(Path(e.path))
-                removed.append(Path(e.path))
+                if _remove_if_dead(Path(e.path)):
+                    removed.append(Path(e.path))
     return removed
 
 

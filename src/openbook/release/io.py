@@ -34,7 +34,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from ..errors import DataError, ParameterError
+from ..errors import DataError, ParameterError, option
 from . import commit as _commit
 from .commit import JOURNAL, PART, folder_lock, path_lock, write_plain  # noqa: F401  (re-exported)
 from .database import (  # noqa: F401  (re-exported)
@@ -50,6 +50,9 @@ from .release import COUNT, GID, KINDS, Release
 from .sidecar import FORMAT, check_against_data, json_default, public_record, self_digest, sha256_file, validate
 
 FRAME_SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+#: ``files.layout`` of the Spark engine's release: a folder of Parquet part files
+#: (:mod:`openbook.release.folder` reads it)
+FOLDER_LAYOUT = "parquet-folder"
 
 # names other modules and tests know these helpers by
 _json_default, _self_digest, _sha256, _plain = json_default, self_digest, sha256_file, plain
@@ -85,6 +88,20 @@ def data_path_of(path: str | os.PathLike) -> Path:
     return p.with_name(p.name[: -len(".json")]) if p.name.endswith(".json") and len(p.name) > 5 else p
 
 
+def _folder_name(path: Path) -> bool:
+    """Is ``path`` named like the Spark engine's release folder (``NAME.parquet``)?"""
+    return path.suffix.lower() == ".parquet"
+
+
+def _layout(side: Path) -> Any:
+    """``files.layout`` of the sidecar ``side`` (``None`` when it has none or is unreadable)."""
+    try:
+        files = json.loads(side.read_text()).get("files")
+    except (OSError, ValueError, UnicodeDecodeError, AttributeError):
+        return None
+    return files.get("layout") if isinstance(files, dict) else None
+
+
 def recover(path: str | os.PathLike) -> None:
     """Finish or undo an interrupted write of the release at ``path`` and sweep its stale
     temporaries (:func:`.commit.recover`). Call with the folder lock held."""
@@ -93,9 +110,11 @@ def recover(path: str | os.PathLike) -> None:
 
 def settle(path: str | os.PathLike) -> None:
     """What every read or write of a release path does first: under the folder lock,
-    :func:`recover` it. A path without a folder or a file name is left alone."""
+    :func:`recover` it. A path without a folder or a file name is left alone, and so is a
+    folder — unless it is named like the Spark engine's release folder (``NAME.parquet``),
+    which is written and recovered like a file."""
     p = data_path_of(path)
-    if not p.name or p.name in (".", "..") or not p.parent.is_dir() or p.is_dir():
+    if not p.name or p.name in (".", "..") or not p.parent.is_dir() or (p.is_dir() and not _folder_name(p)):
         return
     if p.suffix.lower() not in FRAME_SUFFIXES and p.suffix.lower() not in DB_SUFFIXES:
         return
@@ -146,6 +165,7 @@ def check_release_output(path: str | os.PathLike, *, force: bool = False, inputs
     path = Path(path)
     if path.is_dir() or not path.name:
         raise ParameterError(f"output {path} is a directory; give a file name", parameter="output", value=str(path))
+    check_output_folder(path)
     suffix = path.suffix.lower()
     if suffix not in FRAME_SUFFIXES and suffix not in DB_SUFFIXES:
         known = ", ".join(sorted({*FRAME_SUFFIXES, *DB_SUFFIXES}))
@@ -156,9 +176,13 @@ def check_release_output(path: str | os.PathLike, *, force: bool = False, inputs
                              parameter="output", value=str(path))
     settle(path)  # a write interrupted earlier is finished or undone before anything is judged
     ins = _inputs(inputs)
+    verified = False
     for f in release_files(path):
         if any(_same(f, i) for i in ins):
             raise ParameterError(f"output {path} would overwrite the input {f}; choose another name",
+                                 parameter="output", value=str(path))
+        if f.is_dir():  # never a folder, whatever its name, and never its contents
+            raise ParameterError(f"output {path}: {f} is a folder, not a file openbook wrote; choose another name",
                                  parameter="output", value=str(path))
         if f.exists():
             owner = _owner(f)
@@ -167,15 +191,52 @@ def check_release_output(path: str | os.PathLike, *, force: bool = False, inputs
                                      parameter="output", value=str(path))
             if not force:
                 what = "release" if owner is not None else "file"
-                raise ParameterError(f"output {path}: {f} exists (a {what}); use --force to replace it",
+                raise ParameterError(f"output {path}: {f} exists (a {what}); use {option('force')} to replace it",
                                      parameter="output", value=str(path))
+            if not verified:  # --force replaces only a release openbook wrote and can verify
+                try:
+                    _load_release(path)
+                except Exception:  # noqa: BLE001 - anything that is not a verifiable release
+                    raise ParameterError(f"output {path}: {f} exists and is not part of a release openbook wrote and "
+                                         f"can verify; {option('force')} replaces only those (move it away yourself)",
+                                         parameter="output", value=str(path)) from None
+                verified = True
     return path
 
 
+def check_output_folder(path: Path, what: str = "output") -> None:
+    """The folder a file will be written into: every existing ancestor a folder (``people.csv/r.csv``
+    is refused), writable, and the file's name (with the suffixes of its sidecar and temporaries)
+    within the file system's name limit — each a one-line :class:`ParameterError`."""
+    for anc in path.parents:
+        if anc.exists():
+            if not anc.is_dir():
+                raise ParameterError(f"{what} {path}: {anc} is a file, not a folder", parameter=what, value=str(path))
+            if not os.access(anc, os.W_OK | os.X_OK):
+                raise ParameterError(f"{what} {path}: folder {anc} is not writable", parameter=what, value=str(path))
+            try:
+                limit = os.pathconf(anc, "PC_NAME_MAX")
+            except (OSError, ValueError):
+                limit = 255
+            # the longest name written beside it: a temporary of the sidecar (".NAME.json.<pid>.<hex>.tmp")
+            if len(os.fsencode(path.name)) + 48 > limit:
+                raise ParameterError(f"{what} {path}: the file name is too long ({len(path.name)} characters; this "
+                                     f"file system allows {limit} with room for the sidecar's)", parameter=what,
+                                     value=str(path))
+            break
+
+
+#: the first bytes of a plain file openbook writes, by kind (``check_plain_output(ours=...)``):
+#: ``--force`` replaces an existing file only when it starts so — never a file openbook did not
+#: write (an input not named on the command line, say)
+PLAIN_HEADS = {"posteriors": b"tuple,group,"}
+
+
 def check_plain_output(path: str | os.PathLike, *, force: bool = False, inputs: Iterable[Any] = (),
-                       what: str = "output") -> Path:
+                       what: str = "output", ours: str | None = None) -> Path:
     """May a report or table be written at ``path``? Never over an input or a release's
-    file; over another existing file only with ``force``."""
+    file; over another existing file only with ``force`` — and, given ``ours`` (a key of
+    :data:`PLAIN_HEADS`), only over a file that starts as openbook writes that kind."""
     path = Path(path)
     if path.is_dir() or not path.name:
         raise ParameterError(f"{what} {path} is a directory; give a file name", parameter=what, value=str(path))
@@ -188,7 +249,18 @@ def check_plain_output(path: str | os.PathLike, *, force: bool = False, inputs: 
         raise ParameterError(f"{what} {path} is a file of the release {owner or path}; choose another name",
                              parameter=what, value=str(path))
     if path.exists() and not force:
-        raise ParameterError(f"{what} {path} exists; use --force to replace it", parameter=what, value=str(path))
+        raise ParameterError(f"{what} {path} exists; use {option('force')} to replace it", parameter=what,
+                             value=str(path))
+    if path.exists() and ours is not None:
+        head = PLAIN_HEADS[ours]
+        try:
+            with open(path, "rb") as fh:
+                start = fh.read(len(head))
+        except OSError:
+            start = b""
+        if start != head:
+            raise ParameterError(f"{what} {path} exists and is not a {ours} file openbook wrote; {option('force')} "
+                                 "replaces only those (move it away yourself)", parameter=what, value=str(path))
     return path
 
 
@@ -312,6 +384,11 @@ def _plain_name(value: Any, side: Path, key: str) -> str:
 
 
 def _read_sidecar(side: Path) -> dict[str, Any]:
+    return validate(_sidecar_json(side), side, kinds=KINDS)
+
+
+def _sidecar_json(side: Path) -> dict[str, Any]:
+    """A sidecar's content, its format and own digest checked (every key still to validate)."""
     try:
         meta = json.loads(side.read_text(), parse_constant=lambda c: float(c))
     except (OSError, ValueError, UnicodeDecodeError) as exc:
@@ -323,7 +400,7 @@ def _read_sidecar(side: Path) -> dict[str, Any]:
                          "openbook's); re-create the release")
     if meta["digest"] != self_digest(meta):
         raise _bad(side, "was edited after it was written (its digest does not match its content)")
-    return validate(meta, side, kinds=KINDS)
+    return meta
 
 
 def _read_frame(path: Path, fmt: str, dtypes: dict[str, str], rows: int, sha: Any) -> pd.DataFrame:
@@ -407,14 +484,21 @@ def load_release(path: str | os.PathLike, *, public_key: str | os.PathLike | Non
 
 def _load_release(path: str | os.PathLike) -> Release:
     path = Path(path)
-    if path.is_dir() or not path.name or path.name in (".", ".."):
+    if (path.is_dir() and not _folder_name(path)) or not path.name or path.name in (".", ".."):
         raise DataError(f"{path} is a directory, not a release (give its data file, its .json sidecar or its "
                         "database file)", path=path)
     settle(path)
+    if path.is_dir() and not sidecar_path(path).is_file():
+        raise DataError(f"{path} is a directory, not a release (give its data file, its .json sidecar or its "
+                        "database file)", path=path)
     if path.suffix.lower() in DB_SUFFIXES:
         return _load_db(path)
     data_path = data_path_of(path)
     side = sidecar_path(data_path)
+    if data_path.is_dir() or (not data_path.exists() and _layout(side) == FOLDER_LAYOUT):
+        from .folder import load_folder  # pyarrow only: no Spark needed to read one
+
+        return load_folder(data_path, side)
     fmt = FRAME_SUFFIXES.get(data_path.suffix.lower())
     if not side.is_file():
         raise DataError(f"no release sidecar {side} (is {data_path} a release written by openbook?)", path=side)
@@ -469,3 +553,4 @@ def _load_db(path: Path) -> Release:
     release = _from_meta(meta, data, sa, path)
     check_against_data(release, path)
     return release
+

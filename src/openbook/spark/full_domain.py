@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ..algorithms.lattice import FullDomainSearch, Lattice, search_lattice, search_provenance
+from ..algorithms.lattice import FullDomainSearch, Lattice, release_provenance, search_lattice
 from ..algorithms.lattice_counts import LatticeData
 from ..data.grouping import group_ids
 from ..errors import InfeasibleError, ParameterError
@@ -134,7 +134,7 @@ def search(st: SparkTable, algo: FullDomainSearch, *, max_rows: int = MAX_DRIVER
     levels = [int(x) for x in res["best"]]
     algo._levels = levels
     ev = lat.evaluate(levels)
-    prov = algo.provenance() | search_provenance(res)
+    prov = release_provenance(algo, res)
     combo_class = np.asarray(ev["combo_class"], dtype=np.int64)
     kept = np.asarray(ev["holds"], dtype=bool)[combo_class]
     return FullDomainResult(levels, prov, data.combos, combo_class, kept, int(ev["suppressed"]), lat)
@@ -201,28 +201,29 @@ def release_rows(st: SparkTable, res: FullDomainResult, model: PrivacyModel) -> 
     return FullDomainRelease(rows, st, model, res)
 
 
-def verify(rel: FullDomainRelease) -> dict[str, Any]:
+def verify(rel: FullDomainRelease, figures: Any = None) -> dict[str, Any]:
     """The model on every published class (rows sharing one tuple of labels), from grouped SA
-    counts on the cluster, against the published rows' SA distribution: ``{"classes",
-    "failing", "rows"}``; :class:`InfeasibleError` when a class fails (nothing is written)."""
-    import dataclasses
-
-    from pyspark.sql import functions as F
-
+    counts on the cluster (:func:`.classes.class_pass`), against the published rows' SA
+    distribution — as the local search verifies and as a reader re-checks it (which gives
+    the sidecar's ``check``): ``{"classes", "failing", "rows", "check", ...}`` (with
+    ``figures(release domain)`` the certificate's class figures too);
+    :class:`InfeasibleError` when a class fails (nothing is written)."""
+    from .classes import check_record, class_pass, gate_domain, published_counts, release_domain
     from .mondrian import label_col
 
-    labels = [label_col(j) for j in range(rel.st.d)]
-    t = rel.rows.groupBy(*labels, SA).agg(F.count(F.lit(1)).alias("_n")).toArrow()
-    n_sa = rel.st.n_sa
-    if t.num_rows == 0:
-        return {"classes": 0, "failing": 0, "rows": 0}
-    keys = [np.unique(t.column(c).to_numpy(zero_copy_only=False), return_inverse=True)[1].reshape(-1) for c in labels]
-    cls, m = group_ids(keys) if keys else (np.zeros(t.num_rows, dtype=np.int64), 1)
-    mat = np.zeros((m, n_sa), dtype=np.int64)
-    np.add.at(mat, (cls, t.column(SA).to_numpy().astype(np.int64)), t.column("_n").to_numpy().astype(np.int64))
-    domain = dataclasses.replace(rel.st.domain, global_counts=mat.sum(axis=0))
-    ok = np.asarray(rel.model.holds(mat, domain), dtype=bool)
-    out = {"classes": int(m), "failing": int((~ok).sum()), "rows": int(mat.sum())}
+    st, model = rel.st, rel.model
+    labels = [label_col(j) for j in range(st.d)]
+    pub = published_counts(rel.rows, st.n_sa)
+    rdom, rindex = release_domain(st, pub, st.dictionaries.schema.to_dict())
+    if pub.sum() == 0:
+        out = {"classes": 0, "failing": 0, "rows": 0, "level": float("nan"), "spans": []}
+    else:
+        out = class_pass(rel.rows, labels, st, model, gate=gate_domain(st, pub), rdom=rdom, rindex=rindex,
+                         figures=None if figures is None else figures(rdom))
+        out["failing"] = max(out.pop("failing_gate"), out["failing"])
+    out["check"] = check_record(model, out)
+    out["release_domain"], out["release_index"] = rdom, rindex
+    out["published"] = pub
     if out["failing"]:
         raise InfeasibleError(f"full-domain-search --engine spark: {out['failing']} of {out['classes']} published "
                               f"classes do not satisfy {rel.model.describe()}", model=rel.model)
@@ -240,10 +241,7 @@ def release_meta(rel: FullDomainRelease, check: dict[str, Any], n_published: int
         "model": model.to_dict(), "algorithm": res.provenance | {"engine": "spark"}, "n_input": st.n_rows,
         "n_published": n_published, "n_suppressed": st.n_rows - n_published, "n_groups": check["classes"],
         "levels": list(res.levels),
-        "check": {"model": model.describe(), "holds": check["failing"] == 0, "level": None,
-                  "n_groups": check["classes"], "failing_groups": check["failing"]},
-        "certificate": {"verdict": "not certified", "reason": "the Spark engine does not run the adversaries "
-                        "(they need the table on one machine)", "adversaries": []},
+        "check": check["check"],
     }
     if st.dictionaries.source in DATASETS:  # a built-in dataset's name is public; a path is not
         meta["source"] = st.dictionaries.source

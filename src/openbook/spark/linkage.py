@@ -15,14 +15,19 @@ joined to it on the QIs:
    local :func:`openbook.attacks.linkage.linkage` on them against the releases (broadcast
    to the executors): per tuple its post-linkage diversity, the releases that match it and
    its class in the new release;
-3. a join on the QI codes gives every person their tuple's figures; the driver collects
-   them in input order and builds the same :class:`~openbook.attacks.base.AttackResult` as
-   the local adversary (``tests/spark/test_spark_linkage.py``: equal per-person
-   posteriors, classes, unresolved flags and notes on random cases).
+3. every person's figure is their tuple's, so the audit's figures are aggregated on the
+   cluster by weighting each tuple with its number of people: per class of the new release
+   and post-linkage diversity the people (the per-class detail and every count of the
+   summary), the diversity distribution, the people below ℓ and at diversity 1, and which
+   earlier releases are involved — small tables, never one row per person.
+   :class:`SparkLinkageResult` gives the same :class:`~openbook.attacks.base.AuditSummary`
+   as the local adversary's result (``tests/spark/test_spark_linkage.py``).
 
-The releases themselves are read on the driver (as ``load_release`` reads them) and must fit
-each executor. Without an original table the population is the QI tuples the releases
-publish ungeneralized — already in the driver's memory — and the local adversary runs.
+A per-person file (``audit --posteriors-out``) is one row per person on one machine: with
+``--engine spark`` it is refused in one line. The releases themselves are read on the driver
+(as ``load_release`` reads them) and must fit each executor. Without an original table the
+population is the QI tuples the releases publish ungeneralized — already in the driver's
+memory — and the local adversary runs.
 """
 
 from __future__ import annotations
@@ -33,12 +38,11 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 import pandas as pd
 
-from ..attacks.base import AttackResult
 from ..attacks.families import LinkageAdversary
 from ..attacks.linkage import linkage
 from ..errors import ParameterError, SchemaError
 from ..models.promise import promised_l
-from .encoding import ROW, SparkTable
+from .encoding import SparkTable
 
 _DIV, _CLS, _NEW, _ANY, _W, _MATCHED = "_div", "_cls", "_new", "_any", "_w", "_matched"
 
@@ -94,10 +98,11 @@ def tuple_linkage(st: SparkTable, releases: Sequence[Any], qi: list[tuple[str, s
     return tuples.mapInArrow(run, schema)
 
 
-def attack(adv: LinkageAdversary, release: Any, original: SparkTable, earlier: Sequence[Any]) -> AttackResult:
+def attack(adv: LinkageAdversary, release: Any, original: SparkTable, earlier: Sequence[Any]) -> "SparkLinkageResult":
     """The local ``adv.run(release, original=…, earlier=…)`` with the population ``original``
-    on the cluster (module docstring)."""
+    on the cluster, aggregated there (module docstring)."""
     from pyspark import StorageLevel
+    from pyspark.sql import functions as F
 
     if not earlier:
         raise ParameterError("the linkage adversary needs the earlier releases (--against-registry DIR_OR_DB)",
@@ -109,54 +114,101 @@ def attack(adv: LinkageAdversary, release: Any, original: SparkTable, earlier: S
         raise SchemaError(f"the releases publish different sensitive attributes: {sorted(sa)}", column=sorted(sa)[0])
     st = original
     qi = _population_columns(st, release)
-    cols = [c for _, c in qi]
     per_tuple = tuple_linkage(st, rels, qi).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         l = float(adv.l) if adv.l is not None else promised_l(_release_model(release))
-        # the notes: weighted by the people of each tuple
-        t = per_tuple.select(_W, _DIV, _NEW, _ANY, _MATCHED).toArrow()
-        w = t.column(_W).to_numpy().astype(np.int64)
-        div = t.column(_DIV).to_numpy().astype(np.int64)
-        new = t.column(_NEW).to_numpy(zero_copy_only=False).astype(bool)
-        anym = t.column(_ANY).to_numpy(zero_copy_only=False).astype(bool)
-        dist = {int(v): int(w[anym & (div == v)].sum()) for v in np.unique(div[anym]).tolist()}
-        below = new & (div < l - 1e-12) if l is not None else np.zeros(len(w), dtype=bool)
-        involved = []
-        if below.any():
-            mlist = t.column(_MATCHED).to_pylist()
-            mb = np.array([mlist[i] for i in np.flatnonzero(below)], dtype=bool).reshape(-1, len(rels))
-            involved = [j for j in range(len(earlier)) if bool(mb[:, j].any())]
-        n_below = int(w[below].sum())
-        n_disclosed = int(w[new & (div == 1)].sum())
-        # every person: their tuple's figures, joined on the QI codes, in input order
-        people = st.df.select(ROW, *cols).join(per_tuple.select(*cols, _DIV, _CLS, _NEW), cols, "inner")
-        p = people.select(ROW, _DIV, _CLS, _NEW).orderBy(ROW).toArrow()
+        below = F.col(_NEW) & (F.col(_DIV) < F.lit(l - 1e-12)) if l is not None else F.lit(False)
+        agg = per_tuple.agg(
+            F.sum(F.when(below, F.col(_W)).otherwise(0)).alias("below"),
+            F.sum(F.when(F.col(_NEW) & (F.col(_DIV) == 1), F.col(_W)).otherwise(0)).alias("disclosed"),
+            F.sum(F.col(_W)).alias("people"),
+            *[F.max(F.when(below & F.col(_MATCHED)[j], 1).otherwise(0)).alias(f"e{j}") for j in range(len(earlier))],
+        ).toArrow().to_pylist()[0]
+        dist_t = (per_tuple.where(F.col(_ANY)).groupBy(_DIV).agg(F.sum(_W).alias(_W)).orderBy(_DIV).toArrow())
+        # the new release's class and diversity of every person in it: people per (class, diversity)
+        cls_t = (per_tuple.where(F.col(_NEW))
+                 .select(F.when(F.col(_CLS) < 0, F.lit(0)).otherwise(F.col(_CLS)).alias(_CLS), _DIV, _W)
+                 .groupBy(_CLS, _DIV).agg(F.sum(_W).alias(_W)).toArrow())
     finally:
         per_tuple.unpersist()
-    if p.num_rows != st.n_rows:  # every person has a tuple: the join is complete
-        raise AssertionError(f"linkage join gave {p.num_rows} of {st.n_rows} people")
-    d = p.column(_DIV).to_numpy().astype(np.float64)
-    in_new = p.column(_NEW).to_numpy(zero_copy_only=False).astype(bool)
-    cls = p.column(_CLS).to_numpy().astype(np.int64)
-    post = np.full((st.n_rows, 1), np.nan)
-    with np.errstate(divide="ignore"):
-        post[in_new, 0] = np.where(d[in_new] > 0, 1.0 / d[in_new], 1.0)
-    group = np.where(in_new, cls, -1)
-    group = np.where(group < -1, 0, group)
-    below_p = in_new & (d < l - 1e-12) if l is not None else np.zeros(st.n_rows, dtype=bool)
-    unresolved = in_new & (d >= 2) & ~below_p
-    res = AttackResult(adversary="linkage", posterior=post, targets=["1/diversity"], group=group, l=l,
-                       unresolved=unresolved,
-                       notes={"knowledge": f"{len(earlier)} earlier release(s) and every person's QI",
-                              "figure": "1/post-linkage diversity (paper 002): exact at diversity 1, a lower "
-                                        "bound of the exact posterior above it; people at diversity >= 2 not "
-                                        "below l are unresolved",
-                              "population": f"{st.n_rows} people of the original table",
-                              "diversity_distribution": dist,
-                              "n_below_l": n_below, "earlier_involved": involved, "n_disclosed": n_disclosed})
-    res.notes.setdefault("seconds", round(time.perf_counter() - t0, 3))
-    res.notes.setdefault("paper", adv.paper)
-    return res
+    if int(agg["people"] or 0) != st.n_rows:  # every person has a tuple
+        raise AssertionError(f"linkage aggregation counted {agg['people']} of {st.n_rows} people")
+    dw = dist_t.column(_W).to_numpy().astype(np.int64)
+    dist = {int(v): int(w) for v, w in zip(dist_t.column(_DIV).to_numpy().tolist(), dw.tolist()) if w}
+    notes = {"knowledge": f"{len(earlier)} earlier release(s) and every person's QI",
+             "figure": "1/post-linkage diversity (paper 002): exact at diversity 1, a lower "
+                       "bound of the exact posterior above it; people at diversity >= 2 not "
+                       "below l are unresolved",
+             "population": f"{st.n_rows} people of the original table",
+             "diversity_distribution": dist,
+             "n_below_l": int(agg["below"] or 0),
+             "earlier_involved": [j for j in range(len(earlier)) if agg[f"e{j}"]],
+             "n_disclosed": int(agg["disclosed"] or 0)}
+    notes["seconds"] = round(time.perf_counter() - t0, 3)
+    notes["paper"] = adv.paper
+    return SparkLinkageResult(l, st.n_rows, cls_t.column(_CLS).to_numpy().astype(np.int64),
+                              cls_t.column(_DIV).to_numpy().astype(np.int64),
+                              cls_t.column(_W).to_numpy().astype(np.int64), notes)
+
+
+class SparkLinkageResult:
+    """The linkage adversary's result aggregated on the cluster: the people of the new release
+    per (class, post-linkage diversity) — every person's figure is ``1/diversity`` — and the
+    notes. :meth:`summary` is :func:`openbook.attacks.base.summarize` on those weighted rows:
+    the same summary as the local adversary's per-person result."""
+
+    adversary = "linkage"
+    targets = ["1/diversity"]
+
+    def __init__(self, l: float | None, n_people: int, cls: np.ndarray, div: np.ndarray, weight: np.ndarray,
+                 notes: dict[str, Any]) -> None:
+        self.l, self.n_tuples, self.notes = l, int(n_people), notes
+        self.cls, self.div, self.weight = cls, div, weight
+
+    def summary(self, *, l: float | None = None, m: float | None = None) -> Any:
+        """The audit summary at threshold ``1/l`` (module docstring)."""
+        from ..attacks.base import TOL, AuditSummary
+
+        l = self.l if l is None else l
+        if l is None:
+            raise ParameterError("the audit needs ℓ (the release records no ℓ-type model): pass l=", parameter="l")
+        l = float(l)
+        if not l >= 1.0:
+            raise ParameterError(f"l={l} must be >= 1", parameter="l", value=l)
+        m = l if m is None else float(m)
+        d, w = self.div.astype(np.float64), self.weight
+        with np.errstate(divide="ignore"):
+            mx = np.where(d > 0, 1.0 / d, 1.0)
+        below = d < self.l - 1e-12 if self.l is not None else np.zeros(d.size, dtype=bool)
+        unresolved = (d >= 2) & ~below
+        evaluated = ~unresolved
+        vuln = evaluated & (mx > 1.0 / l + TOL)
+        n_pub, n_v, n_unres = int(w.sum()), int(w[vuln].sum()), int(w[unresolved].sum())
+        n_fail = int(w[vuln | unresolved].sum())
+        mmax = float(mx[evaluated & (w > 0)].max()) if (evaluated & (w > 0)).any() else float("nan")
+        n_groups = int(self.cls.max()) + 1 if self.cls.size else 0
+        size = np.bincount(self.cls, weights=w, minlength=n_groups).astype(np.int64)
+        nv = np.bincount(self.cls, weights=np.where(vuln, w, 0), minlength=n_groups).astype(np.int64)
+        gmax = np.full(n_groups, -np.inf)
+        ev = evaluated & (w > 0)
+        np.maximum.at(gmax, self.cls[ev], mx[ev])
+        gmax[np.isinf(gmax)] = np.nan
+        per = pd.DataFrame({"group": np.arange(n_groups), "size": size, "n_vulnerable": nv, "max_posterior": gmax})
+        per = per[per["size"] > 0].reset_index(drop=True)
+        return AuditSummary(
+            adversary="linkage", l=l, m=m, n_tuples=self.n_tuples, n_published=n_pub, n_absent_evaluated=0,
+            n_unresolved=n_unres, n_sensitive=None, n_vulnerable=n_v, n_failing=n_fail,
+            vulnerable_fraction=n_fail / n_pub if n_pub else 0.0, vulnerable_sensitive_fraction=None,
+            vulnerable_per_sensitive=None, max_posterior=mmax, max_risk_multiple=mmax * l,
+            avg_credibility_problematic=float((mx[vuln] * w[vuln]).sum() / n_v) if n_v else None,
+            m_confidential=bool(not (evaluated & (w > 0)).any() or mmax <= 1.0 / m + TOL) and not n_unres,
+            max_stderr=None, per_group=per, notes=dict(self.notes))
+
+    def frame(self) -> Any:
+        """One row per person is what ``--posteriors-out`` writes: not with the Spark engine."""
+        raise ParameterError("--posteriors-out writes one row per person on this machine; the Spark engine's "
+                             "linkage audit aggregates on the cluster (use --engine local for the per-person file)",
+                             parameter="posteriors-out")
 
 
 def _release_model(release: Any) -> Any:

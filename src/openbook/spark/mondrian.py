@@ -27,7 +27,6 @@ from typing import Any, Iterator
 import numpy as np
 
 from ..algorithms.mondrian import mondrian_partition
-from ..data.grouping import group_ids
 from ..errors import InfeasibleError
 from ..models.base import PrivacyModel
 from .encoding import ROW, SA, SparkTable, qi_col
@@ -57,6 +56,39 @@ class SparkMondrianResult:
         return self.plan.n_fragments
 
 
+def tagged_rows(st: SparkTable, plan: TopPlan) -> Any:
+    """The table's rows ``(_row, q.., s, _frag)``, each with the fragment of the plan it
+    descends to (on the executors)."""
+    import pyarrow as pa
+
+    arrays = plan.arrays()
+    d = st.d
+
+    def tag(batches: Iterator[Any]) -> Iterator[Any]:
+        for b, _, _, _, node in placed_batches(batches, arrays, d):
+            yield b.append_column(FRAG, pa.array(arrays["fragment"][node]))
+
+    schema = ", ".join([f"{ROW} long"] + [f"{qi_col(j)} int" for j in range(d)] + [f"{SA} int", f"{FRAG} long"])
+    return st.df.mapInArrow(tag, schema)
+
+
+def finish_fragment(table: Any, dictionaries: Any, domain: Any, model: PrivacyModel, strict: bool,
+                    d: int) -> tuple[Any, np.ndarray, np.ndarray, int]:
+    """The local Mondrian on one fragment (an Arrow table of its rows ``(_row, q.., s, ..)``):
+    ``(fragment table, input row ids, group of each row, number of groups)``, rows in input
+    order, with the whole table's dictionaries and SA ``domain`` (module docstring)."""
+    from .encoding import fragment_table
+
+    rows = table.column(ROW).to_numpy()
+    order = np.argsort(rows, kind="stable")
+    rows = rows[order]
+    X = np.column_stack([table.column(qi_col(j)).to_numpy()[order] for j in range(d)])
+    sa = table.column(SA).to_numpy()[order]
+    frag = fragment_table(dictionaries, X, sa)
+    res = mondrian_partition(frag, model, strict=strict, categorical="ordered", domain=domain)
+    return frag, rows, res["group"], int(res["n_groups"])
+
+
 def spark_mondrian(st: SparkTable, model: PrivacyModel, *, strict: bool = True,
                    max_fragment: int = DEFAULT_MAX_FRAGMENT) -> SparkMondrianResult:
     """Mondrian on the cluster (module docstring): the labelled rows, cached."""
@@ -67,83 +99,59 @@ def spark_mondrian(st: SparkTable, model: PrivacyModel, *, strict: bool = True,
 
     model.validate(st.domain)
     plan = plan_top(st, model, strict=strict, max_fragment=max_fragment)
-    arrays = plan.arrays()
     d = st.d
     dictionaries, domain = st.dictionaries, st.domain
     from .encoding import materialize_hierarchies
 
     materialize_hierarchies(dictionaries, numeric=False)  # once on the driver, shipped to the executors
-
-    def tag(batches: Iterator[Any]) -> Iterator[Any]:
-        for b, _, _, _, node in placed_batches(batches, arrays, d):
-            yield b.append_column(FRAG, pa.array(arrays["fragment"][node]))
-
-    in_schema = ", ".join([f"{ROW} long"] + [f"{qi_col(j)} int" for j in range(d)] + [f"{SA} int", f"{FRAG} long"])
     out_schema = ", ".join([f"{ROW} long", f"{CLS} long"] + [f"{label_col(j)} string" for j in range(d)]
                            + [f"{SA} int"])
 
     def finish(table: Any) -> Any:
         """The local Mondrian on one fragment, and its classes' published labels."""
-        order = np.argsort(table.column(ROW).to_numpy(), kind="stable")
-        table = table.take(pa.array(order))
-        X = np.column_stack([table.column(qi_col(j)).to_numpy() for j in range(d)])
-        sa = table.column(SA).to_numpy()
-        frag = dictionaries_fragment(X, sa)
-        res = mondrian_partition(frag, model, strict=strict, categorical="ordered", domain=domain)
-        group, n_groups = res["group"], int(res["n_groups"])
+        frag, rows, group, n_groups = finish_fragment(table, dictionaries, domain, model, strict, d)
         f = int(table.column(FRAG)[0].as_py())
-        cols = [pa.array(table.column(ROW).to_numpy()), pa.array((np.int64(f) << 32) + group.astype(np.int64))]
+        cols = [pa.array(rows), pa.array((np.int64(f) << 32) + group.astype(np.int64))]
         # each class's published values by the local release's label code, once per class and
         # laid out by Arrow (the model is checked globally); Mondrian publishes every row
         idx = pa.array(group.astype(np.int32))
         for name in frag.qi_names:
             words = pa.array(group_labels(frag, name, group, n_groups), pa.string())
             cols.append(pa.DictionaryArray.from_arrays(idx, words).cast(pa.string()))
-        cols.append(pa.array(sa.astype(np.int32)))
+        cols.append(pa.array(frag.sa_codes.astype(np.int32)))
         return pa.table(cols, names=[ROW, CLS] + [label_col(j) for j in range(d)] + [SA])
 
-    def dictionaries_fragment(X: np.ndarray, sa: np.ndarray) -> Any:
-        from .encoding import fragment_table
-
-        return fragment_table(dictionaries, X, sa)
-
-    tagged = st.df.mapInArrow(tag, in_schema)
+    tagged = tagged_rows(st, plan)
     with warnings.catch_warnings():  # Arrow batches only: PySpark's pandas-version check does not apply
         warnings.filterwarnings("ignore", message=r"PySpark does not yet fully support pandas", category=FutureWarning)
         rows = tagged.groupBy(FRAG).applyInArrow(finish, out_schema).persist(StorageLevel.MEMORY_AND_DISK)
     return SparkMondrianResult(rows, plan, st, model, strict)
 
 
-def verify(res: SparkMondrianResult) -> dict[str, Any]:
+def verify(res: SparkMondrianResult, figures: Any = None) -> dict[str, Any]:
     """The model on every class of the whole release as a reader sees it — the rows sharing
     one tuple of published QI labels (two Mondrian groups with equal labels are one class) —
-    on the cluster, from grouped SA counts, against the whole table's SA domain:
-    ``{"classes", "failing", "rows"}``. Raises :class:`~openbook.errors.InfeasibleError`
-    when a class fails (nothing is then written)."""
-    import pyarrow as pa
+    on the cluster, from grouped SA counts (:func:`.classes.class_pass`): against the whole
+    table's SA domain (the run's), and as a reader re-checks it (the release's domain), which
+    gives the sidecar's ``check``. Returns ``{"classes", "failing", "rows", "check", ...}``
+    (with ``figures(release domain)`` also the certificate's class figures, and the classes
+    that span fragments). Raises :class:`~openbook.errors.InfeasibleError` when a class fails
+    (nothing is then written)."""
     from pyspark.sql import functions as F
 
-    model, domain, n_sa = res.model, res.st.domain, res.st.n_sa
-    labels = [label_col(j) for j in range(res.st.d)]
-    counts = res.rows.groupBy(*labels, SA).count().repartition(*labels)
+    from .classes import FRAG as CFRAG
+    from .classes import check_record, class_pass, published_counts, release_domain
 
-    def check(batches: Iterator[Any]) -> Iterator[Any]:
-        got = list(batches)
-        if not got:
-            return
-        t = pa.Table.from_batches(got)
-        keys = [t.column(c).to_numpy(zero_copy_only=False) for c in labels]
-        ids, _ = group_ids([np.unique(k, return_inverse=True)[1] for k in keys])
-        u, inv = np.unique(ids, return_inverse=True)
-        mat = np.zeros((u.size, n_sa), dtype=np.int64)
-        np.add.at(mat, (inv, t.column(SA).to_numpy()), t.column("count").to_numpy())
-        ok = np.asarray(model.holds(mat, domain), dtype=bool) if u.size else np.zeros(0, dtype=bool)
-        yield pa.RecordBatch.from_arrays([pa.array([int(u.size)]), pa.array([int((~ok).sum())]),
-                                          pa.array([int(mat.sum())])], names=["classes", "failing", "rows"])
-
-    got = counts.mapInArrow(check, "classes long, failing long, rows long").agg(
-        *(F.sum(c).alias(c) for c in ("classes", "failing", "rows"))).toArrow().to_pylist()[0]
-    out = {k: int(v or 0) for k, v in got.items()}
+    model, st = res.model, res.st
+    labels = [label_col(j) for j in range(st.d)]
+    rdom, rindex = release_domain(st, published_counts(res.rows, st.n_sa), st.dictionaries.schema.to_dict())
+    rows = res.rows.select(*labels, SA, F.shiftright(F.col(CLS), 32).alias(CFRAG))
+    out = class_pass(rows, labels, st, model, gate=st.domain, rdom=rdom, rindex=rindex,
+                     figures=None if figures is None else figures(rdom), fragments=True)
+    out["failing_gate"], out["failing_release"] = out["failing_gate"], out["failing"]
+    out["failing"] = max(out["failing_gate"], out["failing_release"])
+    out["check"] = check_record(model, {**out, "failing": out["failing_release"]})
+    out["release_domain"], out["release_index"] = rdom, rindex
     if out["failing"]:
         raise InfeasibleError(f"mondrian --engine spark: {out['failing']} of {out['classes']} classes do not satisfy "
                               f"{model.describe() if hasattr(model, 'describe') else model}", model=model)

@@ -58,6 +58,11 @@ class TopPlan:
     right: list[int] = field(default_factory=lambda: [-1])
     size: list[int] = field(default_factory=list)
     levels: int = 0
+    #: the cuts the driver tried and refused, ``(node, dim, value, thr)``: at a node it then
+    #: cut, their decisions depend on the SA arrangement across its fragments (:mod:`.replay`)
+    refused: list[tuple[int, int, int, int]] = field(default_factory=list)
+    #: the ``max_fragment`` the plan was made with
+    max_fragment: int = DEFAULT_MAX_FRAGMENT
 
     def cut(self, node: int, dim: int, value: int, thr: int, n_left: int) -> None:
         self.dim[node], self.value[node], self.thr[node] = int(dim), int(value), int(thr)
@@ -234,7 +239,7 @@ def plan_top(st: SparkTable, model: PrivacyModel, *, strict: bool,
     space = MondrianSpace(st.dictionaries, "ordered")
     domain = st.domain
     min_split = max(2, 2 * max(1, int(size_floor(model))))
-    plan = TopPlan(size=[st.n_rows])
+    plan = TopPlan(size=[st.n_rows], max_fragment=int(max_fragment))
     frontier = [0]
     while True:
         open_nodes = np.array([i for i in frontier if plan.size[i] > max_fragment and plan.size[i] >= min_split],
@@ -278,8 +283,10 @@ def plan_top(st: SparkTable, model: PrivacyModel, *, strict: bool,
             total = np.stack([H[c[0]][c[1]].sum(axis=0) for c in cuts])
             ok = np.atleast_1d(mondrian_would_split(left, total - left, model, domain))
             for c, yes in zip(cuts, ok):
-                if yes:
-                    node = int(open_nodes[c[0]])
+                node = int(open_nodes[c[0]])
+                if not yes:
+                    plan.refused.append((node, int(c[1]), int(c[2]), int(c[3])))
+                else:
                     plan.cut(node, c[1], c[2], c[3], c[4])
                     frontier += [plan.left[node], plan.right[node]]
                     undecided[c[0]] = False

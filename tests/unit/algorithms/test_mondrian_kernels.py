@@ -15,10 +15,14 @@ from openbook.algorithms import mondrian_planner as mp
 from openbook.models import make_model
 from test_mondrian_reference import MODELS, assert_same_tree, random_table, reference_tree
 
-WAYS = ["plain", "compiled"]
+WAYS = ["plain", "numpy", "compiled"]
 
 
 def kernels(way: str) -> dict:
+    if way == "numpy":
+        from openbook.algorithms import mondrian_numpy
+
+        return mondrian_numpy.kernels()
     return mk.compiled() if way == "compiled" else mk._PLAIN
 
 
@@ -114,6 +118,8 @@ def test_plan_counts_the_ties_of_its_median(way):
 def test_many_batches_on_several_threads_give_the_reference_tree(monkeypatch, seed, strict):
     """Every batch cut by all workers, levels split into many batches: the same tree."""
     monkeypatch.setattr(mp, "_PARALLEL_ROWS", 1)
+    monkeypatch.setattr(mp, "_THREAD_ROWS", 1)
+    monkeypatch.setattr(mp.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     monkeypatch.setattr(mp, "_BATCH_ROWS", 1 << 6)
     monkeypatch.setattr(mp, "_BATCH_NODES", 3)
     monkeypatch.setattr(mk, "FORCE", "compiled")
@@ -129,6 +135,8 @@ def test_each_run_uses_the_thread_count_numba_has_then(monkeypatch):
     import numba
 
     seen = []
+    monkeypatch.setattr(mp, "_THREAD_ROWS", 1)  # threads for any size, on an idle host
+    monkeypatch.setattr(mp.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     real = mp._workers
     monkeypatch.setattr(mp, "_workers", lambda lo, hi, n: (seen.append(n), real(lo, hi, n))[1])
     monkeypatch.setattr(mk, "FORCE", "compiled")
@@ -151,10 +159,11 @@ def test_plain_and_compiled_runs_are_identical(monkeypatch):
     out = []
     for way in WAYS:
         monkeypatch.setattr(mk, "FORCE", way)
-        p = make_algorithm("mondrian", model=make_model("l=2"), strict=False).partition(t)
+        p = make_algorithm("mondrian", model=make_model("l=2"), strict=False, seed=0).partition(t)
         out.append((p.group, p.extra["row_order"], p.extra["tree_lo"], p.extra["tree_value"]))
-    for a, b in zip(*out):
-        assert np.array_equal(a, b)
+    for way in out[1:]:
+        for a, b in zip(out[0], way):
+            assert np.array_equal(a, b)
 
 
 def test_records_carry_their_scratch_and_foreign_ones_are_copied():
@@ -205,3 +214,66 @@ def test_threaded_and_single_thread_variants_are_cached_apart(tmp_path):
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
     index = sorted(p.name.split("-")[0] for p in tmp_path.rglob("*.nbi") if ".ranges" in p.name)
     assert index == ["mondrian_kernels.ranges", "mondrian_kernels.ranges_serial"]
+
+
+@pytest.mark.parametrize("strict", [True, False])
+@pytest.mark.parametrize("categorical", ["ordered", "hierarchy"])
+@pytest.mark.parametrize("seed", range(8))
+def test_numpy_kernels_give_the_compiled_tree(monkeypatch, seed, strict, categorical):
+    """The numpy kernels (small problems, no numba) build the compiled kernels' tree."""
+    monkeypatch.setattr(mp, "_BATCH_NODES", 5)
+    t = random_table(seed, n=int(np.random.default_rng(seed).integers(50, 900)))
+    model = make_model(MODELS[seed % len(MODELS)])
+    out = []
+    for way in ("numpy", "compiled"):
+        monkeypatch.setattr(mk, "FORCE", way)
+        p = make_algorithm("mondrian", model=model, strict=strict, categorical=categorical, seed=0).partition(t)
+        out.append([p.group, *(p.extra[k] for k in ("row_order", "tree_lo", "tree_hi", "tree_dim", "tree_value",
+                                                     "tree_ties", "tree_parent"))])
+    for a, b in zip(*out):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_a_small_run_never_imports_numba(tmp_path):
+    """A small ``anonymize`` and ``check`` (Mondrian, the default algorithm) run without
+    numba: the plain-Python and numpy kernels cover tables that loading numba would cost
+    more than."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np, pandas as pd\n"
+            "from openbook.cli import main\n"
+            "rng = np.random.default_rng(0)\n"
+            "n = 20000\n"
+            "pd.DataFrame({'age': rng.integers(18, 90, n), 'zip': rng.choice(list('abcdefgh'), n),\n"
+            "              'sex': rng.choice(['F', 'M'], n), 'hours': rng.integers(1, 99, n),\n"
+            "              'sa': rng.choice(['u', 'v', 'w', 'x', 'y'], n)}).to_csv(sys.argv[1] + '/t.csv', index=False)\n"
+            "q = ['--qi', 'age:numeric,zip,sex,hours:numeric', '--sa', 'sa', '--quiet']\n"
+            "for args in (['anonymize', sys.argv[1] + '/t.csv', *q, '-m', 'k=5', '--algorithm', 'mondrian',\n"
+            "              '--no-certify', '-o', sys.argv[1] + '/m.csv'],\n"
+            "             ['anonymize', sys.argv[1] + '/t.csv', *q, '-m', 'k=5', '--algorithm', 'mondrian',\n"
+            "              '--no-strict', '--no-certify', '-o', sys.argv[1] + '/r.csv'],\n"
+            "             ['check', sys.argv[1] + '/t.csv', *q], ['check', sys.argv[1] + '/m.csv']):\n"
+            "    try:\n"
+            "        rc = main(args)\n"
+            "    except SystemExit as exc:\n"
+            "        rc = exc.code\n"
+            "    assert not rc, (args, rc)\n"
+            "print(sorted(m for m in ('numba', 'llvmlite') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_threads_by_size_and_load(monkeypatch):
+    """One thread below ``_THREAD_ROWS`` rows or on a host whose load leaves no processor
+    idle; numba's count on an idle host."""
+    monkeypatch.setattr(mp.os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(mp.os, "getloadavg", lambda: (0.2, 0.0, 0.0))
+    assert mp.useful_threads(4, mp._THREAD_ROWS - 1) == 1
+    assert mp.useful_threads(4, mp._THREAD_ROWS) == 4
+    assert mp.useful_threads(1, 10 * mp._THREAD_ROWS) == 1
+    monkeypatch.setattr(mp.os, "getloadavg", lambda: (2.5, 0.0, 0.0))
+    assert mp.useful_threads(4, mp._THREAD_ROWS) == 2
+    monkeypatch.setattr(mp.os, "getloadavg", lambda: (11.0, 0.0, 0.0))
+    assert mp.useful_threads(4, mp._THREAD_ROWS) == 1

@@ -230,3 +230,84 @@ def test_estimators_equal_a_50_digit_reference(adult, pi, N):
     assert est == pytest.approx(float(ref), rel=1e-12, abs=0)
     assert rid.zayatz(sizes, counts, n, N) == pytest.approx(float(_zayatz_reference(sizes, counts, n, N)),
                                                            rel=1e-12, abs=0)
+
+
+# ---------------------------------------------------------------------------------------
+# the likelihood region and SNB against a 50-digit reference
+# ---------------------------------------------------------------------------------------
+def _loglik_mp(sizes, counts, n):
+    K = int(counts.sum())
+    pairs = [(int(j), int(c)) for j, c in zip(sizes, counts)]
+
+    def loglik(t, a):
+        return ((K - 1) * mp.log(a) + mp.loggamma(t / a + K) - mp.loggamma(t / a + 1)
+                - (mp.loggamma(t + n) - mp.loggamma(t + 1)) + sum(c * (mp.loggamma(j - a) - mp.loggamma(1 - a))
+                                                                  for j, c in pairs))
+
+    def theta_score(t, a):
+        return (mp.digamma(t / a + K) - mp.digamma(t / a + 1)) / a - (mp.digamma(t + n) - mp.digamma(t + 1))
+
+    return loglik, theta_score
+
+
+def _snb_reference(sizes, counts, n, N, a0, b0):
+    """``D_Sh3`` and the SNB moment equations at 50 digits, solved from the fit."""
+    with mp.workdps(50):
+        q = mp.mpf(n) / mp.mpf(N)
+        pairs = [(mp.mpf(int(i)), mp.mpf(int(c))) for i, c in zip(sizes, counts)]
+        c1 = sum(c for i, c in pairs if i == 1)
+        c2 = sum(c for i, c in pairs if i == 2)
+        num1 = sum(i * q * q * (1 - q * q) ** (i - 1) * c for i, c in pairs)
+        den1 = sum((1 - q) ** i * ((1 + q) ** i - 1) * c for i, c in pairs)
+        num2 = sum((1 - q) ** i * c for i, c in pairs)
+        den2 = sum(i * q * (1 - q) ** (i - 1) * c for i, c in pairs)
+        K = sum(c for _, c in pairs) + c1 * (num1 / den1) * (num2 / den2) ** 2
+
+        def moments(a, b):
+            d = (1 - b) * (1 - q)
+            e1 = K * q * (b / (1 - d)) ** a * (1 + a * d / (1 - d))
+            e2 = K * q * q * a * (1 - b) * b ** a * (2 + (a - 1) * d) / (2 * (1 - d) ** (a + 2))
+            return [e1 / c1 - 1, e2 / c2 - 1]
+
+        a, b = mp.findroot(moments, (mp.mpf(a0), mp.mpf(b0)))
+        return K, a, b, K * b ** a
+
+
+#: (sampling fraction, seed, QIs by position): small and large samples, few and many QIs; the
+#: region's edge at α → 1 is far for each (the first once stopped at α = 1 − 2e-8, the fourth
+#: lost digits to likelihoods of magnitude 6.6e4 subtracted)
+REGION_CASES = [(0.01, 1, (0, 1, 2, 3, 4, 5, 6)), (0.1, 2, (0, 3, 5)), (0.5, 1, (1, 2, 6)), (0.9, 3, (0, 2, 4))]
+
+
+@pytest.mark.parametrize("pi,seed,qi", REGION_CASES)
+def test_region_and_snb_equal_a_50_digit_reference(adult, pi, seed, qi):
+    from openbook.attacks import population as pm
+    from openbook.data.grouping import group_ids
+
+    rows, _ = _sample(adult, pi, seed)
+    f = np.bincount(group_ids(adult["table"].qi_codes[rows][:, list(qi)])[0])
+    sizes, counts = rid.frequencies(f)
+    n, N = int(f.sum()), float(adult["N"])
+    fit = pm.pitman_fit(sizes, counts, n)
+    assert fit is not None and fit.interior
+    tu, au = pm.pitman_region(sizes, counts, n, fit)
+    loglik, theta_score = _loglik_mp(sizes, counts, n)
+    with mp.workdps(50):
+        K = int(counts.sum())
+
+        def score(t, a):
+            c1 = sum(int(c) * (mp.digamma(int(j) - a) - mp.digamma(1 - a)) for j, c in zip(sizes, counts))
+            return [theta_score(t, a), ((K - 1) - t * (mp.digamma(t / a + K) - mp.digamma(t / a + 1)) / a) / a - c1]
+
+        top = loglik(*mp.findroot(score, (mp.mpf(fit.theta), mp.mpf(fit.alpha))))
+        t, a = mp.findroot(lambda t, a: [theta_score(t, a), 2 * (top - loglik(t, a)) - pm.REGION_Q],
+                           (mp.mpf(tu), mp.mpf(au)))
+    assert au == pytest.approx(float(a), rel=1e-12, abs=0)
+    assert tu == pytest.approx(float(t), rel=1e-12, abs=0)
+    est, sfit = rid.snb(sizes, counts, n, N)
+    assert sfit["converged"]
+    big_k, sa, sb, ref = _snb_reference(sizes, counts, n, N, sfit["alpha"], sfit["beta"])
+    assert sfit["K"] == pytest.approx(float(big_k), rel=1e-12, abs=0)
+    assert sfit["alpha"] == pytest.approx(float(sa), rel=1e-12, abs=0)
+    assert sfit["beta"] == pytest.approx(float(sb), rel=1e-12, abs=0)
+    assert est == pytest.approx(float(ref), rel=1e-12, abs=0)

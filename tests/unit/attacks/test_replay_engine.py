@@ -128,6 +128,7 @@ def test_table_lower_bound_never_exceeds_the_count():
         assert tables_lower_bound(unit.cell_leaf, unit.cell_size, K, cap=lb - 0.5) > lb - 0.5
 
 
+@pytest.mark.slow  # over 10 s: run by .ci/run (pytest -m slow)
 def test_fixed_classes_are_folded_and_the_replay_equals_brute_force(monkeypatch):
     """Mondrian (strict and relaxed) published generalized under set models, where many
     classes hold no sensitive value: such classes leave every unit (a decision's constant,

@@ -33,10 +33,10 @@ def test_distinct_and_range_both_needed():
 
 
 def test_non_numeric_sa_is_a_parameter_error():
-    with pytest.raises(ParameterError, match="not numeric") as exc:
+    with pytest.raises(ParameterError, match="declared categorical: declare it numeric") as exc:
         KEAnonymity(k=2, e=1).holds(np.array([[1, 1]]), make_domain([1, 1]))
     assert exc.value.parameter == "numeric"
-    with pytest.raises(ParameterError, match="not numeric"):
+    with pytest.raises(ParameterError, match="declared categorical: declare it numeric"):
         KEAnonymity(k=2, e=1).validate(make_domain([1, 1]))
 
 

@@ -116,7 +116,7 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
     group = canonical(group)  # classes numbered by their first person: the same from every source
     n_groups = int(group.max()) + 1 if group.size else 0
     gcounts = table.group_sa_counts(group, n_groups)
-    units = _merge_constant_units(replay_units(algorithm, table, group, gcounts, generalized=generalized))
+    units = merge_constant_units(replay_units(algorithm, table, group, gcounts, generalized=generalized))
     cache: dict = {}
     post = np.full((table.n_rows, len(names)), np.nan)
     se = np.zeros((table.n_rows, len(names)))
@@ -180,7 +180,7 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
     )
 
 
-def _merge_constant_units(units: list[Unit]) -> list[Unit]:
+def merge_constant_units(units: list[Unit]) -> list[Unit]:
     """Units whose weight is constant (no world excluded) merged into one: their posterior
     is the class frequency, computed for all of them at once."""
     const = [u for u in units if u.constant and not u.unresolved]

@@ -1,0 +1,78 @@
+"""The published table of a local recoding (Mondrian and its kin), built on codes.
+
+:func:`openbook.release.release.build_release` publishes each group's generalized labels and
+sorts the rows into the canonical order of :func:`~openbook.release.release.canonical_form`
+(rows sorted by their published values, categories sorted). Done row by row, that is a
+label string per row and QI, and a sort of the rows' string values. Every row of a group
+shows the same labels, so here the labels are made and ranked once per *group*: each QI's
+labels are numbered in text order, the groups' label tuples are ranked (the published
+classes, in the order their values sort), and one radix sort of ``class × SA value`` gives
+the canonical order — the same order, categories and bytes (the tests hold the two paths
+together), a function of the published values alone. The SA column is built from its
+codes as an Arrow string array (the dtype pandas gives the same strings).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..data.table import EncodedTable
+
+
+def local_frame(table: EncodedTable, group: np.ndarray, n_groups: int,
+                rows: np.ndarray) -> tuple[pd.DataFrame, np.ndarray, int, np.ndarray] | None:
+    """``(data, order, n_classes, class_ids)`` of the generalized release of ``table``'s rows
+    ``rows`` in groups ``group`` (local recoding): the published frame already in canonical
+    order, ``order[i]`` the position in ``rows`` of its row ``i``, the number of published
+    classes and each row's class (numbered as :meth:`.Release.classes` numbers them: by the
+    lexicographic order of the classes' labels). ``None`` when the table keeps other columns (their values join the sort: the
+    row-by-row path of :func:`~openbook.release.release.canonical_form` orders them)."""
+    from ..data.grouping import group_ids
+    from .release import group_labels, stable_argsort
+
+    if table.kept is not None or not table.qi_names or rows.size == 0:
+        return None
+    used = np.flatnonzero(np.bincount(group, minlength=n_groups))
+    at = np.full(n_groups, -1, dtype=np.int64)
+    at[used] = np.arange(used.size)
+    gpos = at[group]  # each row's group among the groups with published rows
+    ranks, categories = [], []
+    for name in table.qi_names:
+        labels = group_labels(table, name, group, n_groups, table.columns[name].codes[rows])[used]
+        rank, uniq = pd.factorize(labels, sort=True)  # labels in text order (as the categories sort)
+        ranks.append(rank.astype(_code_type(len(uniq))))
+        categories.append(pd.Index(np.asarray(uniq, dtype=object).astype(str)))
+    klass, n_classes = group_ids(ranks, sort=True)  # the groups' label tuples, ranked
+    sa = table.columns[table.sa_name]
+    sa_rank = pd.factorize(pd.Series(sa.categories), sort=True)[0].astype(np.int64)
+    m = int(sa_rank.max(initial=0)) + 1
+    sa_codes = sa.codes[rows]
+    order = stable_argsort(klass[gpos] * m + sa_rank[sa_codes], n_classes * m)
+    gpos = gpos[order]
+    out: dict[str, Any] = {name: pd.Categorical.from_codes(rank[gpos], categories=cats)
+                           for name, rank, cats in zip(table.qi_names, ranks, categories)}
+    out[table.sa_name] = _values(sa.categories, sa_codes[order])
+    return pd.DataFrame(out), order, n_classes, klass[gpos]
+
+
+def _code_type(n: int) -> type:
+    """The narrowest signed type of codes ``0..n-1`` (what a Categorical keeps)."""
+    return np.int8 if n < 1 << 7 else np.int16 if n < 1 << 15 else np.int32 if n < 1 << 31 else np.int64
+
+
+def _values(categories: np.ndarray, codes: np.ndarray) -> Any:
+    """``categories[codes]`` as the column pandas makes of it: text categories through an
+    Arrow dictionary (no Python string per row) when pandas stores such text in Arrow."""
+    cats = np.asarray(categories)
+    if cats.dtype == object and cats.size and all(type(v) is str for v in cats):
+        dtype = pd.Series(cats[:1]).dtype
+        if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
+            import pyarrow as pa
+
+            dictionary = pa.array(cats.tolist(), type=pa.string())
+            arr = pa.DictionaryArray.from_arrays(pa.array(np.asarray(codes, dtype=np.int32)), dictionary)
+            return pd.array(arr.cast(pa.string()), dtype=dtype)
+    return cats[codes]
