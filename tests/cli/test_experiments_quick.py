@@ -18,6 +18,7 @@ def quick_out(tmp_path_factory):
     return tmp_path_factory.mktemp("experiments-quick")
 
 
+@pytest.mark.slow  # several seconds per case: run by .ci/run (pytest -m slow)
 @pytest.mark.parametrize("name", NAMES)
 def test_quick_experiment_writes_outputs(name, quick_out, capsys, adult_dir):
     tmp_path = quick_out

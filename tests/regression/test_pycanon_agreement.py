@@ -51,6 +51,7 @@ def generalized_adult(adult_dir, tmp_path_factory):
     return rel, path, table
 
 
+@pytest.mark.slow  # several seconds per case: run by .ci/run (pytest -m slow)
 def test_levels_agree_with_pycanon_on_generalized_adult(generalized_adult):
     rel, path, table = generalized_adult
     ours = compute_levels(*rel.sa_counts())

@@ -147,6 +147,7 @@ def _check_anonymizer(t, model, ms, truth, metric="loss") -> None:
         assert got <= {v for v in truth if exact[v][1] <= opt + Fraction(1, 10**9)}
 
 
+@pytest.mark.slow  # several seconds per case: run by .ci/run (pytest -m slow)
 @pytest.mark.parametrize("spec", MODELS)
 def test_search_returns_exactly_the_minimal_nodes(spec):
     """40 random tables × 4 budgets per model (with an SA hierarchy for hierarchical

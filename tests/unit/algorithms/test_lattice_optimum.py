@@ -35,6 +35,7 @@ def path(request, monkeypatch):
     return request.param
 
 
+@pytest.mark.slow  # several seconds per case: run by .ci/run (pytest -m slow)
 @pytest.mark.parametrize("spec", MODELS)
 def test_optimum_over_all_satisfying_nodes(spec, path):
     """20 random tables × budgets 0–30 % per model and path: the chosen node is the exact

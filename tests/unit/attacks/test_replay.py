@@ -146,6 +146,7 @@ def _interleaved_table(codes, sa, n_sa):
 
 @pytest.mark.parametrize("name,n_tables,seed", [("gg", 150, 21), ("rgg", 60, 22), ("sg", 150, 23),
                                                 ("mondrian", 200, 24)])
+@pytest.mark.slow  # several seconds per case: run by .ci/run (pytest -m slow)
 def test_generalized_classes_merging_groups_match_brute_force(name, n_tables, seed):
     """GG/RGG/SG/Mondrian published generalized on tables of one or two QIs of two values (labels collapse
     to a value or ``*``): several groups share their labels and the file shows one class —

@@ -170,6 +170,7 @@ def test_fixed_classes_are_folded_and_the_replay_equals_brute_force(monkeypatch)
     assert folded["decision"] >= 10 and folded["region"] >= 5, folded
 
 
+@pytest.mark.slow  # several seconds per case: run by .ci/run (pytest -m slow)
 @pytest.mark.parametrize("name,seed", [("gg", 41), ("rgg", 42)])
 def test_sequential_sampler_of_long_groups_within_three_standard_errors(name, seed):
     """GG/RGG under binary ℓ-diversity on tables whose groups run to tens of buckets: the
