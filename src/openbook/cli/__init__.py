@@ -1,4 +1,5 @@
-"""``openbook`` command line: ``datasets | check | anonymize | hierarchy | certify | audit | registry | report | experiment | demo``.
+"""``openbook`` command line: ``datasets | check | anonymize | hierarchy | certify | audit |
+registry | report | experiment | demo | key | studio``.
 
 One module per command, each with ``add_parser(subparsers)`` and its ``cmd_*`` function;
 options shared by several commands are defined once in :mod:`._common`. Bad input gets one
