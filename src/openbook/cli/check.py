@@ -199,29 +199,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-#: the terminal's words for :func:`openbook.models.levels.compute_levels` (``--json`` keeps the keys)
-LEVEL_WORDS = {
-    "n_rows": "records published", "n_groups": "classes",
-    "eligible_l": "l-eligible up to l (the most frequent value's share allows)",
-    "k": "k-anonymity: smallest class (k)", "distinct_l": "distinct l-diversity: fewest values in a class",
-    "entropy_l": "entropy l-diversity: exp(least class entropy)", "recursive_l": "recursive (c,l)-diversity: l",
-    "recursive_c": "recursive (c,l)-diversity: at c", "alpha": "(alpha,k): largest share of one value in a class",
-    "t_equal": "t-closeness, equal distance: largest t", "t_ordered": "t-closeness, ordered distance: largest t",
-    "t_hierarchical": "t-closeness, hierarchical distance: largest t",
-}
-
-
 def level_rows(levels: dict[str, Any], *, bucketized: bool = False,
                n_qi_classes: int | None = None) -> list[tuple[str, Any]]:
     """The levels in words; a bucketized release's k is its QI table's (identity), the rest its
     SA groups' — both counts named, each as the files show it."""
+    from ..models.levels import level_words
+
     rows: list[tuple[str, Any]] = []
     for key, value in levels.items():
-        label = LEVEL_WORDS.get(key)
-        if label is None and key.startswith("alpha_"):
-            name = key[len("alpha_"):]
-            label = (f"(alpha,k): largest share of set {name[:-len('_total')]} (together) in a class"
-                     if name.endswith("_total") else f"(alpha,k): largest share of one value of set {name} in a class")
+        label = level_words(key)
         if bucketized and key == "n_groups":
             if n_qi_classes is not None:
                 rows.append(("QI combinations (the QI table)", f"{n_qi_classes:,}"))

@@ -61,6 +61,31 @@ from .t_closeness import (
 )
 
 
+#: a reader's words for each key of :func:`compute_levels` (``openbook check`` and the studio;
+#: ``--json`` keeps the keys)
+LEVEL_WORDS = {
+    "n_rows": "records published", "n_groups": "classes",
+    "eligible_l": "l-eligible up to l (the most frequent value's share allows)",
+    "k": "k-anonymity: smallest class (k)", "distinct_l": "distinct l-diversity: fewest values in a class",
+    "entropy_l": "entropy l-diversity: exp(least class entropy)", "recursive_l": "recursive (c,l)-diversity: l",
+    "recursive_c": "recursive (c,l)-diversity: at c", "alpha": "(alpha,k): largest share of one value in a class",
+    "t_equal": "t-closeness, equal distance: largest t", "t_ordered": "t-closeness, ordered distance: largest t",
+    "t_hierarchical": "t-closeness, hierarchical distance: largest t",
+}
+
+
+def level_words(key: str, words: dict[str, str] | None = None) -> str:
+    """A reader's words for the key ``key`` of :func:`compute_levels` (``words``: the table to
+    read, default :data:`LEVEL_WORDS`); a sensitive set's ``alpha_NAME[_total]`` named after
+    its set; an unknown key as it is."""
+    label = (LEVEL_WORDS if words is None else words).get(key)
+    if label is None and key.startswith("alpha_"):
+        name = key[len("alpha_"):]
+        label = (f"(alpha,k): largest share of set {name[:-len('_total')]} (together) in a class"
+                 if name.endswith("_total") else f"(alpha,k): largest share of one value of set {name} in a class")
+    return label or key
+
+
 def compute_levels(counts: Any, domain: SADomain, *, c: float = 2.0) -> dict[str, Any]:
     """The level every model achieves on the partition given by ``counts``.
 

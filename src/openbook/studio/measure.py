@@ -13,16 +13,11 @@ from typing import Any
 
 import numpy as np
 
-#: the page's words for :func:`openbook.models.levels.compute_levels` (``openbook check``'s terms)
-LEVEL_WORDS = {
-    "n_rows": "records", "n_groups": "classes (distinct QI combinations)",
-    "eligible_l": "l-eligible up to l (the most frequent value's share allows)",
-    "k": "k-anonymity: smallest class (k)", "distinct_l": "distinct l-diversity: fewest values in a class",
-    "entropy_l": "entropy l-diversity: exp(least class entropy)", "recursive_l": "recursive (c,l)-diversity: l",
-    "recursive_c": "recursive (c,l)-diversity: at c", "alpha": "(alpha,k): largest share of one value in a class",
-    "t_equal": "t-closeness, equal distance: largest t", "t_ordered": "t-closeness, ordered distance: largest t",
-    "t_hierarchical": "t-closeness, hierarchical distance: largest t",
-}
+from ..models.levels import LEVEL_WORDS as _CHECK_WORDS, level_words
+
+#: the page's words for :func:`openbook.models.levels.compute_levels` (``openbook check``'s terms
+#: for a raw table: its records and distinct QI combinations)
+LEVEL_WORDS = {**_CHECK_WORDS, "n_rows": "records", "n_groups": "classes (distinct QI combinations)"}
 #: class sizes the page counts records in
 SIZE_BANDS = ((1, 1), (2, 2), (3, 4), (5, 9), (10, None))
 
@@ -39,12 +34,7 @@ def level_rows(levels: dict[str, Any]) -> list[dict[str, Any]]:
     """The levels as the page lists them: key, words, value (NaN as ``None``)."""
     rows = []
     for key, value in levels.items():
-        label = LEVEL_WORDS.get(key)
-        if label is None and key.startswith("alpha_"):
-            name = key[len("alpha_"):]
-            label = (f"(alpha,k): largest share of set {name[:-len('_total')]} (together) in a class"
-                     if name.endswith("_total") else f"(alpha,k): largest share of one value of set {name} in a class")
-        rows.append({"key": key, "label": label or key, "value": _number(value)})
+        rows.append({"key": key, "label": level_words(key, LEVEL_WORDS), "value": _number(value)})
     return rows
 
 
