@@ -101,13 +101,18 @@ def candidate_classes(release: Any, original: Any) -> np.ndarray:
 def class_posteriors(release: Any, masks: np.ndarray) -> np.ndarray:
     """``(n_qi_classes, n_targets)``: each QI class's average over its rows of their group's
     frequency of each target (module docstring)."""
+    from scipy import sparse
+
+    from .baseline import target_counts
+
     counts, _ = release.sa_counts()
-    gid, _ = release.classes()
+    gid, n_g = release.classes()
     qcls, n_q = release.qi_classes()
     size = counts.sum(axis=1).astype(np.float64)
-    freq = (counts @ np.asarray(masks, dtype=np.int64).T) / np.maximum(size, 1.0)[:, None]
-    acc = np.zeros((n_q, freq.shape[1]))
-    np.add.at(acc, qcls, freq[gid])
+    freq = target_counts(counts, masks) / np.maximum(size, 1.0)[:, None]
+    # rows per (QI class, SA group): the average is that sparse matrix times the frequencies
+    pairs = sparse.csr_matrix((np.ones(qcls.size), (qcls, gid)), shape=(n_q, freq.shape[0]))
+    acc = np.asarray(pairs @ freq)
     return acc / np.maximum(np.bincount(qcls, minlength=n_q), 1)[:, None]
 
 

@@ -72,13 +72,13 @@ def truth_in_targets(release: Any, original: Any, targets: Sequence[str]) -> np.
     by the release schema's sensitive set), or ``None`` when the original has no SA."""
     if original is None or original.sa_name != release.sa:
         return None
-    values = np.asarray([str(v) for v in original.decode(original.sa_name)], dtype=object)
     sets = (release.meta.get("schema") or {}).get("sensitive_sets") or {}
-    out = np.zeros(values.size, dtype=bool)
+    members: set[str] = set()
     for t in targets:
-        members = {str(x) for x in sets.get(t[4:], [])} if t.startswith("set:") else {t}
-        out |= np.isin(values, list(members))
-    return out
+        members |= {str(x) for x in sets.get(t[4:], [])} if t.startswith("set:") else {t}
+    col = original.columns[original.sa_name]
+    hit = np.asarray([str(v) in members for v in col.categories], dtype=bool)  # per code, once
+    return hit[np.asarray(col.codes, dtype=np.int64)]
 
 
 def suppression_rule(release: Any) -> str:

@@ -98,10 +98,15 @@ class PrivacyModel(ABC):
                       coarser node can exceed the budget (``docs/algorithms.md``)
     ``higher_is_stronger``  direction of the level: larger k / ℓ is stronger, smaller t / α
                       is stronger.
+    ``reads_sa``      False when a group's verdict depends on its size alone (k-anonymity):
+                      then no algorithm's decision depends on the SA, every world is equally
+                      likely to give the grouping, and the replay's posterior is the class
+                      frequency (paper 000 Claim 4's argument)
     """
 
     name: ClassVar[str]
     monotonic: ClassVar[bool] = True
+    reads_sa: ClassVar[bool] = True
     absorbing: ClassVar[bool] = False
     higher_is_stronger: ClassVar[bool] = True
 

@@ -55,6 +55,10 @@ class AllOf(PrivacyModel):
         return all(m.absorbing for m in self.models)
 
     @property  # type: ignore[override]
+    def reads_sa(self) -> bool:  # noqa: D102 - a conjunction reads the SA if a member does
+        return any(m.reads_sa for m in self.models)
+
+    @property  # type: ignore[override]
     def higher_is_stronger(self) -> bool:  # noqa: D102 - the first member's direction
         return self.models[0].higher_is_stronger
 

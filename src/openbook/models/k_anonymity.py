@@ -36,6 +36,7 @@ class KAnonymity(PrivacyModel):
     Sweeney, IJUFKS 2002; Wong et al., VLDB 2007 §2 (paper 001).
     """
 
+    reads_sa = False
     name: ClassVar[str] = "k-anonymity"
     monotonic: ClassVar[bool] = True
     absorbing: ClassVar[bool] = True  # a count that only grows

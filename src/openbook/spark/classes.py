@@ -35,6 +35,7 @@ from typing import Any, Iterator
 import numpy as np
 import pandas as pd
 
+from ..attacks.baseline import target_counts
 from ..data.grouping import group_ids
 from ..models.base import SADomain
 from .encoding import SA, SparkTable
@@ -145,7 +146,7 @@ def _figures(rmat: np.ndarray, size: np.ndarray, rdom: SADomain, fg: Figures, to
              certain: float) -> dict[str, Any]:
     """A partition's baseline and identity figures (module docstring); per person, so each
     class counts its size."""
-    per_class = (rmat @ fg.masks.T.astype(np.int64)).astype(np.float64)
+    per_class = target_counts(rmat, fg.masks)
     with np.errstate(invalid="ignore", divide="ignore"):
         post = per_class / size[:, None]
     bound = post.max(axis=1) if post.shape[1] else np.full(post.shape[0], np.nan)

@@ -51,6 +51,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
+from ..attacks.baseline import target_counts
 from .encoding import SparkTable
 
 #: why people are left unresolved (the certificate's words; never a count)
@@ -266,7 +267,7 @@ def judge(spec: ReplaySpec, frag: Any, group: np.ndarray, post: np.ndarray, se: 
     np.add.at(rmat, (group, spec.rindex[frag.sa_codes]), 1)
     size = rmat.sum(axis=1).astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        freq = (rmat @ spec.bmasks.T.astype(np.int64)).astype(np.float64) / size[:, None]
+        freq = target_counts(rmat, spec.bmasks) / size[:, None]
     bb = freq.max(axis=1)[group] if freq.shape[1] else np.full(group.size, np.nan)
     keep = evaluated & ~np.isnan(bb)
     out["beside"] = float(bb[keep].max()) if keep.any() else None

@@ -46,6 +46,9 @@ def replay_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.
                  generalized: bool = False) -> list[Unit]:
     """The independent units of a release made by ``algo`` (``group``: published classes)."""
     name = algo.name
+    if name in STRUCTURED and not getattr(algo.model, "reads_sa", True):
+        # every decision reads group sizes only: the grouping is the same in every world
+        return no_information_units(group, gcounts)
     if name in ("gg", "rgg"):
         return gg_units(algo, table, group, gcounts, generalized=generalized)
     if name == "sg":

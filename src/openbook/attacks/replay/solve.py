@@ -80,6 +80,27 @@ def classes(unit: Unit, target_masks: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return vals, lc[:, vals], np.broadcast_to(tmf[vals][None], (nl, vals.size, tmf.shape[1]))
 
 
+def to_targets(x: np.ndarray, tm: np.ndarray, cell_leaf: np.ndarray) -> np.ndarray:
+    """``x[..., c, :] @ tm[cell_leaf[c]]`` for every cell ``c``: per-cell class weights
+    ``(..., C, V)`` to per-cell targets ``(..., C, T)``. ``tm`` is usually one matrix broadcast
+    over the leaves (:func:`classes`): then one matrix product, never ``tm[cell_leaf]``, which
+    is ``C × V × T`` floats (31 GiB for 1,091 classes of a 2,000-value SA)."""
+    x = np.asarray(x, dtype=np.float64)
+    if tm.shape[0] == 0 or tm.strides[0] == 0 or np.all(tm == tm[:1]):
+        m = tm[0]
+        if m.size > 1 << 16:  # a wide SA: the value -> target matrix is mostly zeros
+            from scipy import sparse
+
+            flat = x.reshape(-1, x.shape[-1])
+            return np.asarray(sparse.csr_matrix(m).T @ flat.T).T.reshape(x.shape[:-1] + (m.shape[1],))
+        return x @ m
+    out = np.zeros(x.shape[:-1] + (tm.shape[2],))
+    for leaf in np.unique(cell_leaf):
+        cells = np.flatnonzero(cell_leaf == leaf)
+        out[..., cells, :] = x[..., cells, :] @ tm[leaf]
+    return out
+
+
 def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, exact_limit: float = 1e6,
                force_sample: bool = False, cache: dict | None = None, piece_limit: float | None = None
                ) -> UnitResult:
@@ -97,7 +118,7 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, 
     if unit.constant:  # nothing excluded: the class frequency
         tot = K.sum(axis=1, keepdims=True)
         leaf_freq = np.divide(K, tot, out=np.zeros(K.shape, dtype=np.float64), where=tot > 0)
-        post = np.einsum("cv,cvt->ct", leaf_freq[unit.cell_leaf], tm[unit.cell_leaf])
+        post = to_targets(leaf_freq, tm, np.arange(K.shape[0]))[unit.cell_leaf]  # per class, then per cell
         return UnitResult(post, np.zeros_like(post), True, 1.0, 1.0, True)
     if not force_sample:
         key = hit = None
@@ -114,7 +135,7 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, 
             if key is not None and hit is None:
                 cache[key] = ex
             post_cls, n_worlds, share, consistent = ex
-            post = np.einsum("cv,cvt->ct", post_cls, tm[unit.cell_leaf])
+            post = to_targets(post_cls, tm, unit.cell_leaf)
             se = np.zeros_like(post) if consistent else post.copy()
             return UnitResult(post, se, True, n_worlds, share, consistent,
                               "" if consistent else "no world is consistent with the release")
@@ -127,7 +148,7 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, 
     else:
         lik = chain_weight(unit, counts, rep, n_sa)
     acc = _Accumulator(unit.n_cells, tm.shape[2])
-    acc.add(lik, counts, tm[unit.cell_leaf], size)
+    acc.add(lik, counts, tm, unit.cell_leaf, size)
     return acc.result(worlds)
 
 
@@ -233,14 +254,15 @@ class _Accumulator:
         self.w2x = np.zeros((n_cells, n_targets))
         self.w2x2 = np.zeros((n_cells, n_targets))
 
-    def add(self, w: np.ndarray, counts: np.ndarray, tm_cells: np.ndarray, size: np.ndarray) -> None:
+    def add(self, w: np.ndarray, counts: np.ndarray, tm: np.ndarray, cell_leaf: np.ndarray,
+            size: np.ndarray) -> None:
         live = np.flatnonzero(w > 0)
         self.sw += float(w.sum())
         self.sw2 += float((w ** 2).sum())
         if live.size == 0:
             return
         w = w[live]
-        x = np.einsum("wcv,cvt->wct", counts[live].astype(np.float64), tm_cells) / size[None, :, None]
+        x = to_targets(counts[live], tm, cell_leaf) / size[None, :, None]
         self.wx += np.einsum("w,wct->ct", w, x)
         self.w2x += np.einsum("w,wct->ct", w ** 2, x)
         self.w2x2 += np.einsum("w,wct->ct", w ** 2, x ** 2)
@@ -372,7 +394,6 @@ def _solve_pieces(unit: Unit, K: np.ndarray, rep: np.ndarray, tm: np.ndarray, n_
                  regions=[unit.regions[i] for k_, i in deferred if k_ == "r"])
     acc = _Accumulator(unit.n_cells, tm.shape[2])
     step = max(1, int(_TABLE_ENTRIES // max(1, unit.n_cells * K.shape[1])))
-    tm_cells = tm[unit.cell_leaf]
     free_leaves = np.unique(unit.cell_leaf[free])
     # the pilot's draws first: a unit none of them keeps stops there (unresolved)
     bounds = sorted({0, pilot, worlds} | set(range(pilot, worlds, step)) | set(range(0, pilot, step)))
@@ -394,7 +415,7 @@ def _solve_pieces(unit: Unit, K: np.ndarray, rep: np.ndarray, tm: np.ndarray, n_
             counts[:, cells, :] = tabs[pick]
         w = weight_chunked(joint, counts, rep, n_sa) if (joint.decisions is not None and joint.decisions.k) \
             or joint.regions else np.ones(w_n)
-        acc.add(w, counts, tm_cells, size)
+        acc.add(w, counts, tm, unit.cell_leaf, size)
     return acc.result(worlds)
 
 
