@@ -26,6 +26,7 @@ import numpy as np
 from numba import njit
 
 from .engine import Unit, expand, holds
+from .kernels import last_cells_of_leaves, next_entry
 
 #: largest number of table-lookup entries (every side of every decision) built for a unit
 LUT_LIMIT = 4_000_000
@@ -44,17 +45,13 @@ def pruned_tables(sizes, cell_leaf, K, cs_ptr, cs_side, side_rad, lut_ptr, lut, 
     Returns ``(acc (C, V), tot, ref, n_kept, visited, ok, tabs, logw, stored_ok)``: the
     weighted class counts and total weight of the kept tables, both scaled by ``exp(-ref)``;
     ``visited`` = tables and cut-off partial tables seen (``ok`` False above ``limit``); the
-    kept tables and their log weights when ``store_cap > 0`` (``stored_ok`` False past it)."""
+    kept tables and their log weights when ``store_cap > 0`` (``stored_ok`` False past it).
+    The walk itself is :func:`.kernels.next_entry`, shared with :func:`.kernels.unit_tables_nb`."""
     C = sizes.size
     V = K.shape[1]
     P = C * V
     S = side_rad.shape[0]
-    last_of_leaf = np.zeros(C, np.bool_)  # the leaf's last cell in this order: its remainder
-    seen = np.zeros(K.shape[0], np.bool_)
-    for c in range(C - 1, -1, -1):
-        if not seen[cell_leaf[c]]:
-            seen[cell_leaf[c]] = True
-            last_of_leaf[c] = True
+    last_of_leaf = last_cells_of_leaves(cell_leaf, K.shape[0])  # the leaf's last cell: its remainder
     hi = np.zeros(P, np.int64)
     val = np.zeros(P, np.int64)
     lw = np.zeros(P + 1)
@@ -77,41 +74,11 @@ def pruned_tables(sizes, cell_leaf, K, cs_ptr, cs_side, side_rad, lut_ptr, lut, 
     p = 0
     fresh = True
     while True:
+        p = next_entry(p, fresh, V, cell_leaf, last_of_leaf, rem, left, hi, val, cs_ptr, cs_side, y)
+        if p < 0:
+            break
         c = p // V
         v = p % V
-        lf = cell_leaf[c]
-        if fresh:  # entering entry p: its range given the entries before it
-            if last_of_leaf[c]:
-                lo, hi[p] = rem[lf, v], (rem[lf, v] if rem[lf, v] <= left[c] else -1)
-            elif v == V - 1:
-                lo, hi[p] = left[c], (left[c] if left[c] <= rem[lf, v] else -1)
-            else:
-                rest = 0
-                for u in range(v + 1, V):
-                    rest += rem[lf, u]
-                lo, hi[p] = max(0, left[c] - rest), min(rem[lf, v], left[c])
-            if lo > hi[p]:  # no value fits: back to the entry before
-                fresh = False
-                p -= 1
-                if p < 0:
-                    break
-                continue
-            val[p] = lo
-        else:  # back at entry p: undo it and try its next value
-            rem[lf, v] += val[p]
-            left[c] += val[p]
-            for q in range(cs_ptr[c], cs_ptr[c + 1]):
-                y[cs_side[q], v] -= val[p]
-            if val[p] >= hi[p]:
-                p -= 1
-                if p < 0:
-                    break
-                continue
-            val[p] += 1
-        rem[lf, v] -= val[p]
-        left[c] -= val[p]
-        for q in range(cs_ptr[c], cs_ptr[c + 1]):
-            y[cs_side[q], v] += val[p]
         lw[p + 1] = lw[p] - lgam[val[p]]
         if v == V - 1:  # cell c complete: the decisions it completes
             keep = True

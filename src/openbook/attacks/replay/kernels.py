@@ -319,19 +319,88 @@ def box_points(lo, hi, total, cap):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def last_cells_of_leaves(cell_leaf, n_leaves):  # pragma: no cover - compiled
+    """``(C,)`` bool: cell ``c`` is the last cell of its leaf in this order (the cells of a
+    leaf need not be contiguous) — its entries are the leaf's remainders."""
+    C = cell_leaf.size
+    last = np.zeros(C, np.bool_)
+    seen = np.zeros(n_leaves, np.bool_)
+    for c in range(C - 1, -1, -1):
+        if not seen[cell_leaf[c]]:
+            seen[cell_leaf[c]] = True
+            last[c] = True
+    return last
+
+
+@njit(cache=True)
+def next_entry(p, fresh, V, cell_leaf, last_of_leaf, rem, left, hi, val, cs_ptr, cs_side, y):  # pragma: no cover
+    """One move of the depth-first enumeration of a unit's ``(C, V)`` contingency tables —
+    row sums ``sizes``, and for each leaf (cells with equal ``cell_leaf``) column sums
+    ``K[leaf]`` — entry ``p = c·V + v`` by entry (cell by cell, value by value); the one
+    enumerator of :func:`unit_tables_nb` (every table) and :func:`.exact.pruned_tables`
+    (the tables that keep a unit's decisions).
+
+    State: ``val[:p+1]`` the entries set so far, ``hi`` their upper bounds, ``rem[leaf, v]``
+    what the leaf's column sums leave, ``left[c]`` what the row sums leave, ``y[s, v]`` the
+    counts of side ``s`` (the sides of cell ``c`` are ``cs_side[cs_ptr[c]:cs_ptr[c+1]]``;
+    all-zero ``cs_ptr`` and an empty ``y`` for no sides). ``fresh``: enter entry ``p`` at its
+    lowest value; otherwise entry ``p`` is set and moves to its next value, or the search
+    backs up to the entries before. Returns the entry just set (``val``, ``rem``, ``left``,
+    ``y`` updated; the table is complete when it is ``C·V - 1``), ``-1`` when the search is
+    over."""
+    while True:
+        c = p // V
+        v = p % V
+        lf = cell_leaf[c]
+        if fresh:  # entering entry p: its range given the entries before it
+            if last_of_leaf[c]:
+                lo, hi[p] = rem[lf, v], (rem[lf, v] if rem[lf, v] <= left[c] else -1)
+            elif v == V - 1:
+                lo, hi[p] = left[c], (left[c] if left[c] <= rem[lf, v] else -1)
+            else:
+                rest = 0
+                for u in range(v + 1, V):
+                    rest += rem[lf, u]
+                lo, hi[p] = max(0, left[c] - rest), min(rem[lf, v], left[c])
+            if lo > hi[p]:  # no value fits: back to the entry before
+                fresh = False
+                p -= 1
+                if p < 0:
+                    return -1
+                continue
+            val[p] = lo
+        else:  # back at entry p: undo it and try its next value
+            rem[lf, v] += val[p]
+            left[c] += val[p]
+            for q in range(cs_ptr[c], cs_ptr[c + 1]):
+                y[cs_side[q], v] -= val[p]
+            if val[p] >= hi[p]:
+                p -= 1
+                if p < 0:
+                    return -1
+                continue
+            val[p] += 1
+        rem[lf, v] -= val[p]
+        left[c] -= val[p]
+        for q in range(cs_ptr[c], cs_ptr[c + 1]):
+            y[cs_side[q], v] += val[p]
+        return p
+
+
+@njit(cache=True)
 def unit_tables_nb(sizes, cell_leaf, K, limit):  # pragma: no cover - compiled
     """Every ``(C, V)`` table of a unit — row sums ``sizes``, and for each leaf (cells with
-    ``cell_leaf == l``, contiguous) column sums ``K[l]`` — as ``(N, C, V)`` int32, depth
-    first over the entries (cell by cell, value by value); ``(0, C, V)`` and ``False``
+    ``cell_leaf == l``) column sums ``K[l]`` — as ``(N, C, V)`` int32, depth first over the
+    entries (cell by cell, value by value: :func:`next_entry`); ``(0, C, V)`` and ``False``
     above ``limit`` tables."""
     C = sizes.size
     V = K.shape[1]
     P = C * V
-    last_of_leaf = np.zeros(C, np.bool_)
-    for c in range(C):
-        last_of_leaf[c] = c == C - 1 or cell_leaf[c + 1] != cell_leaf[c]
+    last_of_leaf = last_cells_of_leaves(cell_leaf, K.shape[0])
     hi = np.zeros(P, np.int64)
     val = np.zeros(P, np.int64)
+    no_sides = np.zeros(C + 1, np.int64)
+    y = np.zeros((0, V), np.int64)
     out = np.zeros((0, C, V), np.int32)
     if P == 0:
         return np.zeros((1, C, V), np.int32), True
@@ -345,37 +414,9 @@ def unit_tables_nb(sizes, cell_leaf, K, limit):  # pragma: no cover - compiled
         p = 0
         fresh = True
         while True:
-            c = p // V
-            v = p % V
-            lf = cell_leaf[c]
-            if fresh:  # entering entry p: its range given the entries before it
-                if last_of_leaf[c]:
-                    lo, hi[p] = rem[lf, v], (rem[lf, v] if rem[lf, v] <= left[c] else -1)
-                elif v == V - 1:
-                    lo, hi[p] = left[c], (left[c] if left[c] <= rem[lf, v] else -1)
-                else:
-                    rest = 0
-                    for u in range(v + 1, V):
-                        rest += rem[lf, u]
-                    lo, hi[p] = max(0, left[c] - rest), min(rem[lf, v], left[c])
-                if lo > hi[p]:  # no value fits: back to the entry before
-                    fresh = False
-                    p -= 1
-                    if p < 0:
-                        break
-                    continue
-                val[p] = lo
-            else:  # back at entry p: undo it and try its next value
-                rem[lf, v] += val[p]
-                left[c] += val[p]
-                if val[p] >= hi[p]:
-                    p -= 1
-                    if p < 0:
-                        break
-                    continue
-                val[p] += 1
-            rem[lf, v] -= val[p]
-            left[c] -= val[p]
+            p = next_entry(p, fresh, V, cell_leaf, last_of_leaf, rem, left, hi, val, no_sides, no_sides, y)
+            if p < 0:
+                break
             if p == P - 1:  # a complete table
                 if phase == 1:
                     for q in range(P):
