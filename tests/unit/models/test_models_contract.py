@@ -1,4 +1,4 @@
-"""One contract every privacy model goes through (DESIGN.md, scikit-learn's
+"""One contract every privacy model goes through (docs/design.md, "Conventions"; scikit-learn's
 ``parametrize_with_checks``): vectorised answers of the right shape and type, input left
 untouched, levels consistent with ``holds``, monotonicity when declared, ``validate``
 exactly when the whole table as one group fails."""
