@@ -20,8 +20,8 @@ import numpy as np
 
 from ..errors import ParameterError, option
 from ..models.base import SADomain
-from ..release.release import Release
 from ..models.promise import promised_l
+from ..release.release import Release
 from .base import AttackResult
 
 

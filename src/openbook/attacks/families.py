@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
-import pandas as pd
 
 from ..models.promise import promised_l
 from .adversary import DEFAULT_RERUN_LIMIT, DEFAULT_WORLDS, Adversary, Applies

@@ -55,7 +55,7 @@ from scipy.sparse.csgraph import connected_components, maximum_flow
 
 from ..data.grouping import group_ids
 from ..errors import ParameterError
-from .linkage import LinkageResult, bucket_shares, linkage, published_multiplicity
+from .linkage import LinkageResult, bucket_shares, linkage
 
 #: transitions the exact counting may enumerate in its forward pass, over all components
 #: (the backward pass repeats them; about a second of Python)

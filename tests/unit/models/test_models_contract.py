@@ -5,7 +5,6 @@ exactly when the whole table as one group fails."""
 
 import numpy as np
 import pytest
-from models_testkit import make_domain, random_tree
 
 from openbook.errors import InfeasibleError
 from openbook.models import (
@@ -20,6 +19,8 @@ from openbook.models import (
     SimpleLDiversity,
     TCloseness,
 )
+
+from models_testkit import make_domain, random_tree
 
 M = 5
 MODELS = [

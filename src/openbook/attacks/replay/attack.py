@@ -30,10 +30,10 @@ from ...release.align import Alignment, align, published_classes, rows_by_sa, se
 from ..base import AttackResult, model_l
 from .batch import batchable, chain_batchable, sample_chains, solve_batch
 from .engine import Unit
-from .solve import solve_unit
 from .generic import NO_INFORMATION, canonical, no_information_units, rerun_units, with_sa
 from .greedy import gg_units, run_seating, settle_ties
 from .mondrian import mondrian_units
+from .solve import solve_unit
 from .symmetric import sg_units
 
 #: algorithms whose groups the replay rebuilds from their own structure

@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from .engine import Unit, holds
-from .solve import UnitResult, classes
 from .kernels import batch_posteriors, batch_sides, unit_tables_nb
 from .sis import binary_chain_sis
+from .solve import UnitResult, classes
 
 #: a unit joins a batch with at most this many tables and cells
 BATCH_TABLES = 4096
