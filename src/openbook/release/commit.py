@@ -206,7 +206,7 @@ def sweep(folder: Path, names: Iterable[str]) -> list[Path]:
     with the folder lock held. Returns what was removed."""
     names = list(names)
     patterns = [_temp_pattern(n) for n in names]
-    removed = []
+    removed: list[Path] = []
     try:
         entries = [e for e in os.scandir(folder) if e.name.startswith(".") and e.name.endswith((PART, STAGE))]
     except OSError:
