@@ -220,9 +220,11 @@ def pruned(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, limit: float, 
                 r_ //= dims[v]
             y[:, V - 1] = rows - y[:, :V - 1].sum(axis=1)
             pts.append(y)
+        assert dec is not None  # sides come from decisions
         allp = np.concatenate(pts)
-        off = np.concatenate([np.repeat((dec.off_left if s % 2 == 0 else dec.off_right)[s // 2][None, :], p.shape[0], 0)
-                              if dec.off_left is not None else np.zeros((p.shape[0], n_sa), np.int64)
+        lr = None if dec.off_left is None or dec.off_right is None else (dec.off_left, dec.off_right)
+        off = np.concatenate([np.repeat(lr[s % 2][s // 2][None, :], p.shape[0], 0)
+                              if lr is not None else np.zeros((p.shape[0], n_sa), np.int64)
                               for s, p in enumerate(pts)])
         feas = allp[:, V - 1] >= 0
         full = expand(allp[feas], rep, n_sa) + off[feas]
@@ -233,7 +235,8 @@ def pruned(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, limit: float, 
     o = np.argsort(cs_cell, kind="stable")
     cs_ptr = np.concatenate([[0], np.cumsum(np.bincount(cs_cell, minlength=C))]).astype(np.int64)
     cs_side = cs_sid[o].astype(np.int64)
-    end = np.array([max(int(back[dec.left[i]].max(initial=-1)), int(back[dec.right[i]].max(initial=-1)), 0)
+    end = np.array([] if dec is None else
+                   [max(int(back[dec.left[i]].max(initial=-1)), int(back[dec.right[i]].max(initial=-1)), 0)
                     for i in range(k)], dtype=np.int64)
     oe = np.argsort(end, kind="stable")
     end_ptr = np.concatenate([[0], np.cumsum(np.bincount(end, minlength=C))]).astype(np.int64)
