@@ -123,9 +123,9 @@ def outcomes(case: Any, algo_factory: Callable[[], Any], world: Any, publisher: 
              w: np.ndarray) -> Iterator[tuple[Any, Fraction]]:
     """Every release the algorithm can publish on ``world`` with its probability over the
     algorithm's random choices (``case.coins`` says how they are enumerated)."""
-    from .tables import ALGOS
+    from .tables import coins_of
 
-    coins = ALGOS[case.algorithm].coins if case.algorithm in ALGOS else "none"
+    coins = coins_of(case)
     if coins == "none":
         yield publisher.bytes_of(algo_factory(), world), Fraction(1)
     elif coins == "rgg":
@@ -186,11 +186,11 @@ def n_worlds(published: list[int], n: int) -> int:
     return sum(math.factorial(n) // math.prod(math.factorial(x) for x in c) for c in world_counts(published, n))
 
 
-def coin_factor(case: Any, counts: list[int]) -> int:
+def coin_factor(case: Any, counts: list[int], table: Any = None) -> int:
     """Upper bound of the outcomes enumerated per world (the budget's estimate)."""
-    from .tables import ALGOS
+    from .tables import coins_of
 
-    coins = ALGOS[case.algorithm].coins if case.algorithm in ALGOS else "none"
+    coins = coins_of(case)
     if coins == "keys":
         return math.prod(math.factorial(x) for x in counts)
     if coins == "rgg":
@@ -204,7 +204,9 @@ def exact_posterior(case: Any, table: Any, release: Any, algo_factory: Callable[
                     budget: int = 200_000) -> dict[str, Any]:
     """The exact posterior of every person (rows of ``table``) over the table's SA codes,
     under the certificate's prior and (when someone is absent) a uniform prior:
-    ``{"cert": (n, m) Fractions, "uniform": ... or None, "worlds": int, "builds": int}``."""
+    ``{"cert": (n, m) Fractions, "uniform": ... or None, "worlds": int, "builds": int}``.
+    ``"cert"`` is ``None`` when no world of positive prior publishes the release (an absent
+    person must hold a value the release does not publish)."""
     target = published_bytes(release)
     m = table.columns[table.sa_name].n_values
     cats = [str(v) for v in table.columns[table.sa_name].categories]
@@ -216,7 +218,7 @@ def exact_posterior(case: Any, table: Any, release: Any, algo_factory: Callable[
     n = table.n_rows
     n_pub = sum(published)
     absent = n - n_pub
-    per_world = max(coin_factor(case, c) for c in world_counts(published, n))
+    per_world = max(coin_factor(case, c, table) for c in world_counts(published, n))
     total = n_worlds(published, n)
     if total * per_world > budget:
         raise TooBig(f"{total} worlds x {per_world} outcomes")
@@ -241,7 +243,7 @@ def exact_posterior(case: Any, table: Any, release: Any, algo_factory: Callable[
                 den[name] += wt
                 for i, v in enumerate(arr):
                     num[name][i][v] += wt
-    if den["cert"] == 0:
+    if den["uniform"] == 0:
         raise AssertionError("no possible world reproduces the release's bytes")
     out: dict[str, Any] = {"worlds": worlds, "builds": publisher.builds, "absent": absent}
     for name in ("cert", "uniform"):

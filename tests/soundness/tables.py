@@ -7,7 +7,9 @@ reproducible from ``(seed)`` alone; :func:`issue_cases` are the hand-made tables
 
 How each algorithm's random choices are enumerated (``coins``):
 
-* ``none`` — deterministic (GG, SG, Mondrian, full-domain, full-domain search);
+* ``none`` — deterministic (GG, SG, Mondrian, full-domain, full-domain search; GG, SG and
+  relaxed Mondrian break ties between rows with equal QIs by row position, which the brute
+  force, like the certificate, takes as known to the adversary and independent of the SA);
 * ``rgg`` — RGG's one decision, "add the next bucket", a Bernoulli(p) coin per decision
   (:func:`possible_worlds.coin_sequences`);
 * ``keys`` — a uniform random key per row, read only through the order within each SA value
@@ -38,7 +40,7 @@ MODELS: dict[str, tuple[str, ...]] = {
     "k": ("k=2", "k=3"),
     "distinct-l": ("l=2", "l=3"),
     "entropy-l": ("entropy-l=2", "entropy-l=1.5"),
-    "recursive-l": ("recursive-l=2,c=2", "recursive-l=2,c=1"),
+    "recursive-l": ("recursive-l=2,c=2", "recursive-l=2,c=3"),
     "simple-l": ("simple-l=2", "simple-l=3"),
     "simple-l-set": ("simple-l=2,set=s", "simple-l=3,set=s"),
     "alpha-k": ("alpha=0.5,k=2", "alpha=0.5,k=2,set=s"),
@@ -83,7 +85,7 @@ class Algo:
         if self.name == "anatomize":
             return {"base": "none"}
         if self.name == "generalized-anatomy":
-            return {"k": pick((1, 2, 3))}
+            return {"k": pick((None, 2, 3))}
         if self.name == "mask":
             return {"k": 2}
         return {}
@@ -104,10 +106,17 @@ ALGOS: dict[str, Algo] = {a.name: a for a in (
     Algo("gg-ana", "skip", families=L_FAMILIES, sizes=(5, 8)),
     Algo("rgg-ana", "skip", families=L_FAMILIES, sizes=(5, 8)),
     Algo("sg-ana", "skip", families=L_FAMILIES, sizes=(5, 8)),
-    Algo("mask", "skip", sizes=(5, 8)),
+    Algo("mask", "skip", families=SET_FAMILIES, sizes=(5, 8)),
     Algo("art", "skip", families=SET_FAMILIES, sizes=(5, 8)),
-    Algo("injector", "skip", families=L_FAMILIES, sizes=(5, 8)),
+    Algo("injector", "skip", families=SET_FAMILIES, sizes=(5, 8)),
 )}
+
+
+def coins_of(case: "Case") -> str:
+    """How the case's algorithm's random choices are enumerated (module docstring)."""
+    if case.algorithm not in ALGOS:
+        return "none"
+    return ALGOS[case.algorithm].coins
 
 
 def qi_of(shape: str) -> list[str]:
@@ -178,20 +187,56 @@ def random_frame(rng: np.random.Generator, shape: str, n: int, m: int) -> pd.Dat
     return pd.DataFrame(cols)
 
 
-def random_case(seed: int, algorithm: str | None = None) -> Case:
-    """The case of ``seed`` (and of ``algorithm``, else one drawn from the catalog)."""
+#: how often each algorithm is drawn (those the brute force covers, and the ones with
+#: suppression and label merges, more often)
+WEIGHTS = {"gg": 3, "rgg": 2, "sg": 2, "mondrian": 3, "full-domain": 3, "full-domain-search": 1.5, "anatomy": 1,
+           "base-ana": 0.5, "anatomize": 0.5, "set-anatomy": 1, "generalized-anatomy": 2, "gg-ana": 0.3,
+           "rgg-ana": 0.3, "sg-ana": 0.3, "mask": 0.3, "art": 0.3, "injector": 0.3}
+
+
+def random_case(seed: int, algorithm: str | None = None, *, attempts: int = 6, max_n: int | None = None,
+                params: dict[str, Any] | None = None) -> Case:
+    """The case of ``seed`` (and of ``algorithm``, else one drawn from the catalog): a table
+    (at most ``max_n`` people when given), then up to ``attempts`` draws of model, target and
+    parameters (``params`` overriding the drawn ones) until the algorithm publishes a release
+    (the last draw is kept when none does)."""
     rng = np.random.default_rng([seed, 0x50D])
     names = list(ALGOS)
-    algo = ALGOS[algorithm if algorithm is not None else names[int(rng.integers(len(names)))]]
+    p = np.array([WEIGHTS[x] for x in names], dtype=float)
+    algo = ALGOS[algorithm if algorithm is not None else names[int(rng.choice(len(names), p=p / p.sum()))]]
+    shape = SHAPES[int(rng.integers(len(SHAPES)))]
+    lo, hi = algo.sizes
+    if max_n is not None:
+        lo, hi = min(lo, max_n), min(hi, max_n)
+    n = int(rng.integers(lo, hi + 1))
+    m = int(rng.integers(2, 5))
+    frame = random_frame(rng, shape, n, m)
+    for _ in range(attempts):
+        case = _draw(rng, algo, shape, frame, seed)
+        case.params.update(params or {})
+        if _publishes(case):
+            break
+    return case
+
+
+def _publishes(case: Case) -> bool:
+    from openbook.algorithms.registry import make_algorithm
+    from openbook.errors import OpenbookError
+    from openbook.models import make_model
+
+    try:
+        make_algorithm(case.algorithm, model=make_model(case.spec), seed=case.seed,
+                       **case.params).anonymize(case.table(), kind=case.kind)
+    except OpenbookError:
+        return False
+    return True
+
+
+def _draw(rng: np.random.Generator, algo: Algo, shape: str, frame: pd.DataFrame, seed: int) -> Case:
     fams = list(algo.families or MODELS)
     family = fams[int(rng.integers(len(fams)))]
     specs = MODELS[family]
     spec = specs[int(rng.integers(len(specs)))]
-    shape = SHAPES[int(rng.integers(len(SHAPES)))]
-    lo, hi = algo.sizes
-    n = int(rng.integers(lo, hi + 1))
-    m = int(rng.integers(2, 5))
-    frame = random_frame(rng, shape, n, m)
     present = sorted(set(frame["disease"].tolist()))
     sets = {}
     if "set=s" in spec or algo.name in ("art", "set-anatomy"):

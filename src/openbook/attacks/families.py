@@ -99,16 +99,66 @@ def suppression_rule(release: Any) -> str:
     if alg in ("full-domain", "full-domain-search"):
         return "fails-model"
     if alg in ("gg", "rgg") and params.get("tail") == "drop":
-        return "fails-model"
+        return "gg-tail"
     if alg in ("art", "art-exact"):
         return "sensitive-only"
     return "unknown"
 
 
+def _target_masks(targets: Sequence[str], domain: Any, masks: np.ndarray) -> np.ndarray:
+    """One mask over the release's SA values per target of a result: a value (none when the
+    release does not publish it), a sensitive set ``set:NAME``, else the given row."""
+    values = [str(v) for v in domain.values]
+    masks = np.asarray(masks, dtype=bool)
+    out = np.zeros((len(targets), len(values)), dtype=bool)
+    for j, name in enumerate(targets):
+        if name.startswith("set:") and name[4:] in domain.sensitive_sets:
+            out[j] = np.asarray(domain.sensitive_mask(name[4:]), dtype=bool)
+        elif name in values:
+            out[j, values.index(name)] = True
+        elif j < masks.shape[0] and masks.shape[1] == len(values):
+            out[j] = masks[j]
+    return out
+
+
+def _absence_problem(rule: str, release: Any, original: Any, absent: np.ndarray, model: Any, counts: np.ndarray,
+                     domain: Any, prior: np.ndarray) -> tuple[Any, str]:
+    """The :class:`.absence.Problem` of ``rule`` for the absent rows of ``original`` (``None``
+    and why, when the rule cannot be stated)."""
+    from . import absence
+
+    rows = np.flatnonzero(absent)
+    if rule == "fails-model":
+        if release.meta.get("levels") is None:
+            return None, "the release does not record its levels"
+        from ..data.grouping import group_ids
+
+        gen = [original.hierarchy(n).generalize(original.columns[n].codes[rows], int(lv))
+               for n, lv in zip(release.qi, release.meta["levels"])]
+        blocks, _ = group_ids(gen)
+        return absence.full_domain_problem(model, domain, counts, blocks, prior), ""
+    if rule == "gg-tail":
+        prov = provenance(release)
+        if float((prov.get("params") or {}).get("p") or 0.0) > 0:
+            return None, "RGG's last group may have grown into the dropped tail"
+        if absence.compares_with_table(model):
+            return None, "every group was judged against a distribution the dropped tail is part of"
+        from .replay import algorithm_from_provenance
+        from .replay.greedy import tail_buckets
+
+        group = np.where(absent, -1, 0)  # the published people's classes do not matter here
+        bucket = tail_buckets(algorithm_from_provenance(prov, release.meta.get("model")), original, group)
+        if bucket is None:
+            return None, "the absent people are not the buckets ending GG's order"
+        return absence.gg_tail_problem(model, domain, counts.sum(axis=0), bucket, prior), ""
+    return None, "unknown suppression rule"
+
+
 def fill_absent(result: AttackResult, release: Any, original: Any, masks: np.ndarray, *,
                 seed: int = 0) -> AttackResult:
     """Give the absent people of ``result`` (group ``-1``) the posterior their absence
-    reveals under the release's suppression rule; unknown rules leave them unresolved."""
+    reveals under the release's suppression rule — every refusal the algorithm could have
+    made included (:mod:`.absence`); unknown rules leave them unresolved."""
     from .absence import absence_posterior
 
     absent = result.group < 0
@@ -120,26 +170,22 @@ def fill_absent(result: AttackResult, release: Any, original: Any, masks: np.nda
         return result
     counts, domain = release.sa_counts()
     prior = counts.sum(axis=0).astype(np.float64)
-    blocks = np.zeros(int(absent.sum()), dtype=np.int64)
-    if rule == "fails-model" and release.meta.get("levels") is not None:
-        from ..data.grouping import group_ids
-
-        rows = np.flatnonzero(absent)
-        gen = [original.hierarchy(n).generalize(original.columns[n].codes[rows], int(lv))
-               for n, lv in zip(release.qi, release.meta["levels"])]
-        blocks, _ = group_ids(gen)
     from .baseline import release_model
 
     model = release_model(release)
+    tmasks = _target_masks(result.targets, domain, masks)
     sens_mask = None
+    problem, why = None, "unknown suppression rule"
     if rule == "sensitive-only":
         from ..algorithms.ordering import sensitive_set_name
 
         prov = provenance(release)
         name = sensitive_set_name((prov.get("params") or {}).get("sensitive_set"), model, "art")
         sens_mask = domain.sensitive_mask(name)
-    ab = absence_posterior(rule, blocks, prior, masks, model=model, domain=domain, sensitive_mask=sens_mask,
-                           seed=seed)
+    elif rule in ("fails-model", "gg-tail"):
+        problem, why = _absence_problem(rule, release, original, absent, model, counts, domain, prior)
+    ab = absence_posterior(problem, prior, tmasks, rule=rule, sensitive_mask=sens_mask, n_absent=int(absent.sum()),
+                           seed=seed, why=why)
     result.posterior[absent] = ab.posterior
     if result.stderr is None:
         result.stderr = np.zeros_like(result.posterior)
@@ -258,9 +304,12 @@ class ReplayAdversary(Adversary):
         if method is None:
             return Applies(False, f"the release's algorithm ({alg or 'unrecorded'}) is not one the replay re-runs")
         if method == "rerun":
-            if int(release.meta.get("n_suppressed", 0) or 0):
-                return Applies(False, f"re-running {alg} needs every person's published class (it suppressed "
-                                      "people)")
+            budget = float((provenance(release).get("params") or {}).get("max_suppression") or 0.0)
+            if budget > 0 or int(release.meta.get("n_suppressed", 0) or 0):
+                # decided on what the saved files say too (they do not publish how many were
+                # suppressed): a suppression budget, not whether it was used (issue 26)
+                return Applies(False, f"re-running {alg} needs every person's published class (it may suppress "
+                                      "people: max_suppression > 0)")
             lw = log_worlds(release)
             limit = min(float(self.rerun_limit), float(self.exact_limit))
             if lw > np.log(limit) + 1e-9:
@@ -320,7 +369,12 @@ class ReplayAdversary(Adversary):
                                unresolved=unres, group_info=res.group_info, notes=res.notes)
         counts, domain = release.sa_counts()
         _, masks, _ = choose_targets(domain, release_model(release), self.sensitive_set)
-        return fill_absent(res, release, original, masks, seed=self.world_seed)
+        res = fill_absent(res, release, original, masks, seed=self.world_seed)
+        if replay_method(release) == "sa-only" and not skew:
+            from .replay.attack import tie_average
+
+            res = tie_average(res, original)  # the algorithm's coins make equal QIs interchangeable
+        return res
 
 
 class MinimalityAdversary(Adversary):

@@ -279,6 +279,38 @@ def seating(release: Any, knowledge: EncodedTable) -> Any:
     return al
 
 
+def tie_average(result: AttackResult, table: EncodedTable) -> AttackResult:
+    """Each person's posterior averaged over the people with equal QIs, for an algorithm that
+    treats such people alike through its secret coins (Anatomy and its kin: a random key per
+    row, whatever its QIs). The files tell them apart by nothing, so which of them sits in
+    which group is the publisher's record, not the adversary's knowledge: the exact posterior
+    of each is the average of the seated ones (issue 26: seated, one person of a pair read 0.5
+    and the other 0.0 where each is 1/4 — the second understated). Sets with a person whose
+    posterior is unknown or unresolved are left as seated (their maximum bounds the average)."""
+    from ...data.grouping import group_ids
+
+    if not table.qi_names or result.posterior.shape[0] != table.n_rows:
+        return result
+    ties, n_ties = group_ids([table.columns[c].codes for c in table.qi_names])
+    if n_ties == table.n_rows:
+        return result
+    post = result.posterior
+    bad = np.isnan(post).any(axis=1)
+    if result.unresolved is not None:
+        bad |= np.asarray(result.unresolved, dtype=bool)
+    size = np.bincount(ties, minlength=n_ties)
+    spoiled = np.bincount(ties[bad], minlength=n_ties) > 0
+    se = None if result.stderr is None else np.nan_to_num(result.stderr, nan=0.0)
+    for t in np.flatnonzero((size > 1) & ~spoiled):
+        rows = np.flatnonzero(ties == t)
+        post[rows] = post[rows].mean(axis=0)
+        if se is not None:
+            se[rows] = se[rows].mean(axis=0)
+    result.stderr = se if se is not None else result.stderr
+    result.notes["equal_qis"] = "people with equal QIs share the average of their posteriors"
+    return result
+
+
 def replay_release(release: Any, knowledge: EncodedTable, *, worlds: int = 10_000, seed: int = 0,
                    exact_limit: float = 1e6, sensitive_set: str | None = None,
                    partition: Partition | None = None) -> AttackResult:

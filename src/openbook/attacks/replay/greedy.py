@@ -21,7 +21,8 @@ A class is one unit (its buckets are the cells); classes never share a run.
 
 from __future__ import annotations
 
-from typing import Any, cast
+import itertools
+from typing import Any, Callable, Iterator, cast
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from ...data.grouping import group_ids
 from ...data.table import EncodedTable
 from ...errors import VerificationError
 from ...release.align import label_keys
+from ..absence import compares_with_table
 from .engine import Unit, holds
 from .generic import set_only_mask
 from .kernels import box_points, gg_run_likelihood
@@ -42,15 +44,106 @@ def order_of(algo: Any, table: EncodedTable) -> np.ndarray:
     return qi_order(table, algo.order, pr)
 
 
+#: arrangements of the classes inside runs of equal QIs tried per release (:func:`tie_orders`)
+TIE_ORDERS = 720
+
+
+def tie_orders(algo: Any, table: EncodedTable, group: np.ndarray, limit: int = TIE_ORDERS) -> Iterator[np.ndarray]:
+    """Orders of the rows GG/RGG/SG could have sorted them in, given the seating ``group``.
+
+    People with equal QIs are told apart by no file, so which of them sits in which class is
+    the seating's choice, not the adversary's knowledge (a seating from the saved files is
+    one of many). The first order is the algorithm's own (:func:`order_of`); then, in each run
+    of rows with equal QIs, the class of the row before the run first, a class going on into
+    the next run last, absent rows at the end, and the classes wholly inside the run between
+    them — first by class number, then (up to ``limit`` orders, enumerated lazily) every other
+    arrangement of those. Permuting rows within a run of equal QIs relabels interchangeable
+    people: each row keeps its class and SA."""
+    group = np.asarray(group, dtype=np.int64)
+    base = order_of(algo, table)
+    yield base
+    key, _ = group_ids(table.qi_codes)
+    k = key[base]
+    n = base.size
+    if n == 0:
+        return
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    ends = np.r_[starts[1:], n]
+    out = base.copy()
+    inner: list[tuple[int, int, np.ndarray, np.ndarray]] = []
+    for i, (a, b) in enumerate(zip(starts.tolist(), ends.tolist())):
+        if b - a < 2:
+            continue
+        seg = group[out[a:b]]
+        prev = int(group[out[a - 1]]) if a > 0 else -2
+        nxt = set(group[out[b:ends[i + 1]]].tolist()) - {-1} if i + 1 < starts.size else set()
+        rank = np.where(seg < 0, 3, np.where(seg == prev, 0, np.where(np.isin(seg, list(nxt)), 2, 1)))
+        o = np.lexsort((seg, rank))
+        out[a:b] = out[a:b][o]
+        mid = np.unique(seg[rank == 1])
+        if mid.size > 1:
+            inner.append((a, b, rank[o], mid))
+    if not np.array_equal(out, base):
+        yield out
+    done = 0
+    for combo in _arrangements([mid.tolist() for _, _, _, mid in inner]):
+        if done >= limit:
+            return
+        if all(list(c) == mid.tolist() for c, (_, _, _, mid) in zip(combo, inner)):
+            continue
+        alt = out.copy()
+        for c, (a, b, rank, _) in zip(combo, inner):
+            pos = {cls: j for j, cls in enumerate(c)}
+            rk = np.array([pos[int(x)] if r == 1 else 0 for x, r in zip(group[out[a:b]], rank)], dtype=np.int64)
+            alt[a:b] = out[a:b][np.lexsort((rk, rank))]
+        done += 1
+        yield alt
+
+
+def _arrangements(lists: list[list[int]]) -> Iterator[tuple[tuple[int, ...], ...]]:
+    """Every choice of one permutation per list, lazily (``itertools.product`` would build
+    every list's permutations first: n! tuples)."""
+    if not lists:
+        yield ()
+        return
+    for head in itertools.permutations(lists[0]):
+        for rest in _arrangements(lists[1:]):
+            yield (head, *rest)
+
+
+def first_order(build: Callable[[np.ndarray], Any], algo: Any, table: EncodedTable, group: np.ndarray) -> Any:
+    """``build(order)`` for the first of :func:`tie_orders` whose structure publishes the
+    classes (``build`` raises :class:`VerificationError` otherwise); the first error when
+    none does."""
+    err: VerificationError | None = None
+    for order in tie_orders(algo, table, group):
+        try:
+            return build(order)
+        except VerificationError as exc:
+            err = err or exc
+    assert err is not None
+    raise err
+
+
 def gg_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray, *,
              generalized: bool = False) -> list[Unit]:
     """The units of a GG/RGG release (module docstring): ``group`` is the published class
     of every row (``-1``: a dropped tail); ``generalized``: classes are told apart only by
     their labels."""
+    if np.any(group < 0) and compares_with_table(algo.model):
+        # every decision compared a group with the table's distribution, which the dropped
+        # tail is part of: its values, which the adversary does not know, moved every decision
+        return [Unit(np.flatnonzero(group == c), np.zeros(int((group == c).sum()), dtype=np.int64),
+                     np.zeros(1, dtype=np.int64), gcounts[c:c + 1], None, algo.name, unresolved=True)
+                for c in range(gcounts.shape[0]) if np.any(group == c)]
+    return first_order(lambda order: _gg_units(algo, table, group, gcounts, generalized, order), algo, table, group)
+
+
+def _gg_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray, generalized: bool,
+              order: np.ndarray) -> list[Unit]:
     model, domain = algo.model, table.sa_domain
     p = float(getattr(algo, "p", 0.0) or 0.0) if algo.name == "rgg" else 0.0
     n = table.n_rows
-    order = order_of(algo, table)
     bounds = bucket_bounds(n, algo.effective_bucket_size())
     nb = bounds.size - 1
     bucket_of_pos = np.repeat(np.arange(nb, dtype=np.int64), np.diff(bounds))
@@ -242,6 +335,24 @@ def _one_group(model: Any, domain: Any, p: float, B: int, *, final: bool, follow
         H = holds(model, domain, prefix_counts)
         return np.where(H, p, 1.0) if j < B - 1 else H * stop
     return {"likelihood": None, "chain": chain, "key": ("gg-chain", B, stop, p), "params": (model, domain, p, stop)}
+
+
+def tail_buckets(algo: Any, table: EncodedTable, group: np.ndarray) -> np.ndarray | None:
+    """The bucket (along GG's order of ``table``; people with equal QIs seated as
+    :func:`settle_ties` seats them, the absent last) of each absent person (``group < 0``), in
+    row order — when the absent people are exactly the buckets ending the order (a dropped
+    tail); else ``None``."""
+    group = settle_ties(algo, table, np.asarray(group, dtype=np.int64))
+    absent = group < 0
+    order = order_of(algo, table)
+    bounds = bucket_bounds(table.n_rows, algo.effective_bucket_size())
+    pos = np.empty(table.n_rows, dtype=np.int64)
+    pos[order] = np.arange(table.n_rows)
+    k = int(absent.sum())
+    start = table.n_rows - k
+    if k == 0 or start not in set(bounds.tolist()) or not np.all(pos[absent] >= start):
+        return None
+    return np.searchsorted(bounds, pos[absent], side="right") - 1
 
 
 def settle_ties(algo: Any, table: EncodedTable, group: np.ndarray) -> np.ndarray:

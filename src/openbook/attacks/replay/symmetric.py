@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 
 from ...algorithms.mondrian_planner import CandidateCuts
-from ...algorithms.ordering import qi_order
 from ...algorithms.symmetric import sg_split_point, sg_would_split
 from ...data.table import EncodedTable
 from ...errors import VerificationError
 from ...release.align import label_keys
 from .engine import Unit, holds
+from .greedy import first_order
 from .splits import SplitWalk, assemble_units, verify_leaves
 
 #: worlds × rows per chunk of a region check
@@ -33,13 +33,17 @@ _CHECK_ROWS = 200_000
 def sg_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray, *,
              generalized: bool = False) -> list[Unit]:
     """The units of an SG release (module docstring): ``group`` is the published class of
-    every row; ``generalized``: classes are told apart only by their labels."""
-    model, domain = algo.model, table.sa_domain
-    pr = algo.priority.split(",") if isinstance(algo.priority, str) else algo.priority
-    order = qi_order(table, algo.order, pr)
-    n = order.size
+    every row; ``generalized``: classes are told apart only by their labels. People with equal
+    QIs are arranged as the seating needs them (:func:`.greedy.tie_orders`)."""
     if np.any(group < 0):
         raise VerificationError("sg: the release suppressed rows, which SG never does")
+    return first_order(lambda order: _sg_units(algo, table, group, gcounts, generalized, order), algo, table, group)
+
+
+def _sg_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray, generalized: bool,
+              order: np.ndarray) -> list[Unit]:
+    model, domain = algo.model, table.sa_domain
+    n = order.size
     n_cls, n_sa = gcounts.shape
     walk = SplitWalk(model, table, group, gcounts, generalized, would_split=sg_would_split)
     X = np.arange(n, dtype=np.int32)[:, None]  # a row's coordinate: its position in the order
