@@ -5,7 +5,8 @@ floor, the thread count on a shared machine, and small tables without numba (iss
     .venv/bin/python bench/bench_mondrian_account.py --rows 1e6 --pairs 3   # quicker
 
 1. **Account** (one fresh process per thread setting, the codes of ``bench_mondrian.py``):
-   every kernel of the planner wrapped in a timer for one warm strict partition (k = 10),
+   every kernel of the planner wrapped in a timer for warm strict partitions (k = 10; the
+   best of ``--runs``),
    on one thread and on numba's threads; beside it the floor, one ``min``/``max`` pass over
    the codes' columns, and the planner's levels and record passes.
 2. **Threads on Adult** (45,222 rows, 7 QIs): the warm partition (best of 5 in a process),
@@ -69,11 +70,17 @@ for _ in range(3):
 threads = []
 real = mp._workers
 mp._workers = lambda lo, hi, n: (threads.append(n), real(lo, hi, n))[1]
-t = time.perf_counter()
-p = algo.partition(table)
-total = time.perf_counter() - t
-print(json.dumps({"total": total, "floor": min(floor), "kernels": spent, "groups": int(p.n_groups),
-                  "threads": max(threads) if threads else 1, "nodes": int(p.extra["tree_lo"].size)}))
+best = None
+for _ in range(__RUNS__):  # the best run's account: the machine is shared
+    spent.clear(); threads.clear()
+    t = time.perf_counter()
+    p = algo.partition(table)
+    total = time.perf_counter() - t
+    if best is None or total < best["total"]:
+        best = {"total": total, "kernels": dict(spent), "threads": max(threads) if threads else 1}
+    groups, nodes = int(p.n_groups), int(p.extra["tree_lo"].size)
+    del p
+print(json.dumps({**best, "floor": min(floor), "groups": groups, "nodes": nodes, "runs": __RUNS__}))
 """
 
 ADULT = """
@@ -126,14 +133,14 @@ def _mm(xs: list[float], scale: float = 1000.0, unit: str = "ms") -> str:
     return f"{min(xs) * scale:.0f} / {statistics.median(xs) * scale:.0f} {unit}"
 
 
-def account(n: int) -> list[str]:
+def account(n: int, runs: int) -> list[str]:
     subprocess.run([sys.executable, str(HERE / "bench_mondrian.py"), "--prepare", str(n)], check=True)
-    lines = [f"### Strict Mondrian, k = 10, {n:,} rows x {N_QI} QIs: where the time goes (load average "
-             f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)\n",
+    lines = [f"### Strict Mondrian, k = 10, {n:,} rows x {N_QI} QIs: where the time goes, the best of {runs} warm "
+             f"partitions in one process (load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)\n",
              "| threads | partition | floor: min/max pass | ratio | ranges | distinct | plan | apply | leaf order + "
              "labels | Python (levels, hook, tree) |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for threads in ("default", "all"):
-        r = _run(ACCOUNT, __HERE__=str(HERE), __N__=n, __THREADS__=threads)
+        r = _run(ACCOUNT, __HERE__=str(HERE), __N__=n, __THREADS__=threads, __RUNS__=runs)
         k = r["kernels"]
         py = r["total"] - sum(k.values())
         lines.append(f"| {threads} ({r['threads']}) | {r['total']:.2f} s | {r['floor'] * 1000:.0f} ms | "
@@ -179,10 +186,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", default="1e7", help="rows of the account (default 10^7)")
     ap.add_argument("--pairs", type=int, default=5, help="interleaved rounds on Adult")
+    ap.add_argument("--runs", type=int, default=3, help="partitions per thread setting in the account (the best one's account is shown)")
     args = ap.parse_args()
     out = ["## Mondrian: the account against the one-pass floor, threads, small tables (issue 28)\n",
            f"Machine: {machine()}.\n"]
-    out += account(int(float(args.rows))) + [""]
+    out += account(int(float(args.rows)), args.runs) + [""]
     out += adult_threads(args.pairs) + [""]
     out += small([2_000, 20_000, 100_000, 300_000])
     print("\n".join(out))

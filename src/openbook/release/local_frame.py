@@ -35,13 +35,17 @@ def local_frame(table: EncodedTable, group: np.ndarray, n_groups: int,
 
     if table.kept is not None or not table.qi_names or rows.size == 0:
         return None
+    every = rows.size == table.n_rows  # rows = 0..n-1: the columns' codes as they are, no copy
     used = np.flatnonzero(np.bincount(group, minlength=n_groups))
-    at = np.full(n_groups, -1, dtype=np.int64)
-    at[used] = np.arange(used.size)
+    small = np.int32 if used.size < 1 << 31 else np.int64  # half the bytes per row
+    at = np.full(n_groups, -1, dtype=small)
+    at[used] = np.arange(used.size, dtype=small)
     gpos = at[group]  # each row's group among the groups with published rows
+    del at
     ranks, categories = [], []
     for name in table.qi_names:
-        labels = group_labels(table, name, group, n_groups, table.columns[name].codes[rows])[used]
+        codes = table.columns[name].codes
+        labels = group_labels(table, name, group, n_groups, codes if every else codes[rows])[used]
         rank, uniq = pd.factorize(labels, sort=True)  # labels in text order (as the categories sort)
         ranks.append(rank.astype(_code_type(len(uniq))))
         categories.append(pd.Index(np.asarray(uniq, dtype=object).astype(str)))
@@ -49,8 +53,13 @@ def local_frame(table: EncodedTable, group: np.ndarray, n_groups: int,
     sa = table.columns[table.sa_name]
     sa_rank = pd.factorize(pd.Series(sa.categories), sort=True)[0].astype(np.int64)
     m = int(sa_rank.max(initial=0)) + 1
-    sa_codes = sa.codes[rows]
-    order = stable_argsort(klass[gpos] * m + sa_rank[sa_codes], n_classes * m)
+    sa_codes = sa.codes if every else sa.codes[rows]
+    wide = np.int32 if n_classes * m < 1 << 31 else np.int64
+    key = klass.astype(wide)[gpos]  # (class, SA value) of each row, built in place
+    key *= m
+    key += sa_rank.astype(wide)[sa_codes]
+    order = stable_argsort(key, n_classes * m)
+    del key
     gpos = gpos[order]
     out: dict[str, Any] = {name: pd.Categorical.from_codes(rank[gpos], categories=cats)
                            for name, rank, cats in zip(table.qi_names, ranks, categories)}

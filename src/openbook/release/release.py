@@ -315,7 +315,8 @@ def build_release(
 
         raise InfeasibleError(f"every one of the {table.n_rows} rows would be suppressed: there is nothing to publish "
                               "(relax the model, generalize more, or allow less suppression)", model=model)
-    group = partition.group[rows]
+    every = rows.size == table.n_rows  # nothing suppressed: rows = 0..n-1
+    group = partition.group if every else partition.group[rows]
     out: dict[str, Any] = {}
     fast = None
     if kind == "generalized" and levels is None:  # local recoding: labels per group, on codes
@@ -378,7 +379,7 @@ def build_release(
     if reference is not None:
         meta["sa_reference"] = reference
     release = Release(kind, data, list(table.qi_names), table.sa_name, sa_table, meta, partition=partition,
-                      source_rows=rows[order], _classes=None if fast is None else (data, class_ids, n_classes))
+                      source_rows=order if every else rows[order], _classes=None if fast is None else (data, class_ids, n_classes))
     # the number of classes the files show — a generalized release shows groups whose labels
     # coincide as one class — never the algorithm's own group count: every published number is
     # something a reader could count (docs/release-files.md)
@@ -592,8 +593,8 @@ def group_labels(table: EncodedTable, name: str, group: np.ndarray, n_groups: in
         b = pd.Series(col.categories[hi]).astype(str)
         return np.where(lo == hi, a, "[" + a + "-" + b + "]").astype(object)
     h = table.hierarchy(name)
-    nodes = h.group_lca(codes, group, n_groups)
-    return np.asarray([str(x) for x in h.label_of(nodes)], dtype=object)
+    nodes, at = np.unique(h.group_lca(codes, group, n_groups), return_inverse=True)  # each node's label once
+    return np.asarray([str(x) for x in h.label_of(nodes)], dtype=object)[at.ravel()]
 
 
 def _unique_labels(labels: Any) -> list[str]:

@@ -87,12 +87,6 @@ class SparkTable:
         this table's dictionaries and hierarchies (:func:`fragment_table`)."""
         return fragment_table(self.dictionaries, X, sa)
 
-    def to_local(self) -> EncodedTable:
-        """The whole table on the driver, rows in input order (small tables and tests)."""
-        t = self.df.orderBy(ROW).toArrow()
-        X = np.column_stack([t.column(c).to_numpy() for c in self.qi_cols]) if self.d else np.zeros((t.num_rows, 0))
-        return fragment_table(self.dictionaries, X, t.column(SA).to_numpy())
-
 
 def fragment_table(dictionaries: EncodedTable, X: np.ndarray, sa: np.ndarray) -> EncodedTable:
     """An EncodedTable of the given codes under ``dictionaries`` (schema, categories, numeric

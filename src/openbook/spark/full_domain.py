@@ -154,15 +154,6 @@ def row_labels(st: SparkTable, res: FullDomainResult) -> Any:
     return st.df.join(F.broadcast(small), st.qi_cols, "inner")
 
 
-def partition(st: SparkTable, algo: FullDomainSearch, *, max_rows: int = MAX_DRIVER_ROWS) -> Partition:
-    """The local engine's :meth:`FullDomainSearch.partition` of ``st``, computed on the
-    cluster and collected in input order (small tables, tests: one label per row)."""
-    res = search(st, algo, max_rows=max_rows)
-    t = row_labels(st, res).select(ROW, GROUP).orderBy(ROW).toArrow()
-    labels = t.column(GROUP).to_numpy().astype(np.int64)
-    return Partition.from_labels(labels, provenance=res.provenance)
-
-
 @dataclass(eq=False)
 class FullDomainRelease:
     """The published rows of a full-domain search on the cluster — ``(g0.., s)``: each QI's

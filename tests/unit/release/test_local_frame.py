@@ -108,3 +108,36 @@ def test_qi_classes_of_a_bucketized_release_rank_the_text_tuples():
     ids, n = rel.qi_classes()
     np.testing.assert_array_equal(ids, inv.ravel())
     assert n == int(inv.max()) + 1
+
+
+def test_every_row_published_in_arbitrary_groups():
+    """Nothing suppressed (the codes used as they are, no copy), groups in no particular
+    order: the same frame, order and bytes as the row-by-row path."""
+    table = _table(7, 500)
+    group = np.random.default_rng(7).permutation(12)[np.arange(table.n_rows) % 12]
+    part = Partition(group, 12, provenance={"algorithm": "test"})
+    fast, slow = _both(table, part, None)
+    pd.testing.assert_frame_equal(fast.data, slow.data)
+    np.testing.assert_array_equal(fast.source_rows, slow.source_rows)
+    assert fast.meta["n_groups"] == slow.meta["n_groups"]
+    assert _bytes(fast.data) == _bytes(slow.data)
+
+
+def test_group_labels_are_each_groups_lca_label():
+    """``group_labels`` of a hierarchical column: the label of each group's LCA, made once per
+    node and handed to every group whose LCA it is."""
+    from openbook.release.release import group_labels
+
+    table = _table(8, 300)
+    group = np.random.default_rng(8).integers(0, 25, table.n_rows)
+    for name in ("zip", "edu"):
+        h = table.hierarchy(name)
+        codes = table.columns[name].codes
+        want = [str(h.label_of([h.group_lca(codes[group == g], np.zeros((group == g).sum(), np.int64), 1)[0]])[0])
+                for g in range(25)]
+        assert list(group_labels(table, name, group, 25)) == want
+
+
+def test_stable_argsort_of_int32_keys():
+    ids = np.random.default_rng(9).integers(0, (1 << 20) + 5, 5000).astype(np.int32)
+    np.testing.assert_array_equal(stable_argsort(ids, (1 << 20) + 5), np.argsort(ids, kind="stable"))
