@@ -67,11 +67,10 @@ def measure(env: dict[str, str], repeat: int) -> dict[tuple[str, float], dict]:
 
 def frequency_rows() -> list[tuple[str, float, list[int], int, float]]:
     """The search from the frequency table of Adult's CSV streamed in 8,192-row batches."""
+    import tempfile
     import time
 
     from bench_algorithms import QI, SA
-
-    import tempfile
 
     from openbook.algorithms.lattice_frequency import search_frequency
     from openbook.data.adult import load_adult

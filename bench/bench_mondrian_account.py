@@ -27,10 +27,7 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
-
-import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

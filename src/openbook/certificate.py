@@ -434,8 +434,7 @@ def certify(release: Any, *, original: Any = None, earlier: Sequence[Any] = (), 
     on_step:
         Called with each adversary's name before it runs (progress display).
     """
-    from .attacks.adversary import adversaries as registry
-    from .attacks.adversary import make_adversary
+    from .attacks.adversary import adversaries as registry, make_adversary
     from .attacks.awareness import awareness
     from .attacks.baseline import release_model
     from .progress import track

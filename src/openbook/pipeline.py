@@ -13,12 +13,10 @@ from .data.loaders import column_names, read_source, read_table
 from .data.schema import Schema
 from .data.table import EncodedTable, encode
 from .errors import (
-    option,
-    DataError,
-    HierarchyError,
     ParameterError,
     PrivacyLeakWarning,
     SchemaError,
+    option,
 )
 
 

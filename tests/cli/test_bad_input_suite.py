@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cli_harness import run_cli
 from openbook.release.sidecar import self_digest
+
+from cli_harness import run_cli
 
 BASE = ["--qi", "age:numeric,zip,sex", "--sa", "disease", "--identifiers", "name", "--quiet"]
 

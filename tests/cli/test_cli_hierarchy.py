@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cli_harness import run_cli
 from openbook.hierarchy import read_arx_csv
+
+from cli_harness import run_cli
 
 DISEASES = ["flu", "cold", "hiv", "none", "cancer"]
 

@@ -9,11 +9,11 @@ import json
 import pandas as pd
 import pytest
 
-from cli_harness import run_cli
-
 from openbook.release import load_release
 from openbook.release.io import sidecar_path
 from openbook.release.sidecar import self_digest
+
+from cli_harness import run_cli
 
 #: issue 26's case: six people with distinct QIs, relaxed Mondrian, ℓ = 2
 SIX = pd.DataFrame({"c0": list("ccaddc"), "c1": list("cbabda"), "dis": ["cold", "flu", "flu", "cold", "cold", "cold"]})

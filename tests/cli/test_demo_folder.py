@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import openbook.demo
+
 from cli_harness import run_cli, snapshot
 
 

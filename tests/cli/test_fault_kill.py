@@ -143,9 +143,9 @@ def test_kill_9_leaves_the_old_release_or_the_new_one(big, tmp_path):
 
 def test_check_refuses_a_torn_pair(tmp_path, capsys, small_frame):
     """A torn pair made by hand (new data beside the old sidecar): refused, not read."""
-    from cli_harness import run_cli
-
     from openbook.release.io import sidecar_path
+
+    from cli_harness import run_cli
 
     small_frame.to_csv(tmp_path / "p.csv", index=False)
     base = ["anonymize", tmp_path / "p.csv", "--qi", "age:numeric,zip,sex", "--sa", "disease", "--identifiers", "name",

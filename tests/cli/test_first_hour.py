@@ -12,10 +12,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from cli_harness import run_cli
-
 from openbook.release import load_release
 from openbook.release.io import sidecar_path
+
+from cli_harness import run_cli
 
 
 def _people(n: int = 600, seed: int = 5, missing: int = 0) -> pd.DataFrame:

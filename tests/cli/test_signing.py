@@ -12,10 +12,10 @@ import stat
 import pandas as pd
 import pytest
 
-from cli_harness import run_cli, snapshot
-
 from openbook.release.io import sidecar_path
 from openbook.release.sidecar import self_digest
+
+from cli_harness import run_cli, snapshot
 
 QI = ["--qi", "age:numeric,zip", "--sa", "disease"]
 

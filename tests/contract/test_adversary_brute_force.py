@@ -21,6 +21,14 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
+
+from openbook.algorithms.registry import make_algorithm
+from openbook.attacks.adversary import make_adversary
+from openbook.certificate import certify
+from openbook.data.schema import Schema
+from openbook.data.table import encode
+from openbook.models import make_model
+
 from possible_worlds import (
     KeyRng,
     ScriptedRng,
@@ -33,13 +41,6 @@ from possible_worlds import (
     within_cell_orders,
     worlds_within,
 )
-
-from openbook.algorithms.registry import make_algorithm
-from openbook.attacks.adversary import make_adversary
-from openbook.certificate import certify
-from openbook.data.schema import Schema
-from openbook.data.table import encode
-from openbook.models import make_model
 
 
 def _tiny(seed: int, n: int = 8, values=("flu", "hiv", "cold"), p=(0.45, 0.25, 0.3), sets=None):

@@ -1,4 +1,4 @@
-"""One contract every registered anonymizer honours (DESIGN.md, after scikit-learn's
+"""One contract every registered anonymizer honours (docs/design.md, "Conventions"; after scikit-learn's
 ``parametrize_with_checks``): same seed → same partition; the input table is left
 untouched; every row is in exactly one group or suppressed; the release it returns is
 verified against its model and counts every input row; the seed never reaches the release.

@@ -18,9 +18,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from possible_worlds import KeyRng, posterior, with_sa, within_cell_orders
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from openbook.algorithms.registry import make_algorithm
 from openbook.attacks.adversary import make_adversary
@@ -31,6 +29,8 @@ from openbook.models import make_model
 from openbook.models.promise import attribute_target
 from openbook.release import load_release, save_release
 from openbook.release.sidecar import public_record
+
+from possible_worlds import KeyRng, posterior, with_sa, within_cell_orders
 
 
 @contextmanager

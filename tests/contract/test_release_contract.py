@@ -21,8 +21,8 @@ from openbook.errors import DataError, InfeasibleError, OpenbookError
 from openbook.models import make_model
 from openbook.release import Partition, build_release, load_release, save_release
 from openbook.release.io import sa_table_path, sidecar_path
-from openbook.release.sidecar import self_digest
 from openbook.release.release import GID, canonical_form
+from openbook.release.sidecar import self_digest
 
 NAMES = sorted(all_algorithms())
 EXTRA = {"full-domain": {"levels": [1, 1, 1], "max_suppression": 0.3}, "mask": {"k": 4}}

@@ -5,8 +5,7 @@ are unions of consecutive buckets; SG splits are even."""
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from openbook.algorithms import make_algorithm
 from openbook.data.table import EncodedTable

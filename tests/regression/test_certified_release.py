@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 
-import numpy as np
 import pandas as pd
 import pytest
 

@@ -2,7 +2,6 @@
 vs relaxed Mondrian, Fig. 1 / Fig. 7 even-split tree of SG on 54 rows."""
 
 import numpy as np
-import pytest
 
 from openbook.algorithms import make_algorithm, mondrian_cut, sg_split_point
 from openbook.algorithms.greedy import gg_would_close

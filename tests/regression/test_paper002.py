@@ -12,11 +12,21 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from openbook.algorithms.ldelta import (greedy_generalize, mech_l_delta, sample_size, simulate_data_dependent,
-                                        simulate_violations, sorted_marginal)
+from openbook.algorithms.ldelta import (
+    greedy_generalize,
+    mech_l_delta,
+    sample_size,
+    simulate_data_dependent,
+    simulate_violations,
+)
 from openbook.attacks.linkage import linkage
-from openbook.attacks.worst_case_linkage import (brute_force_feasible, brute_force_worst_case, paper_formula, worst_case_diversity,
-                                                 worst_case_releases)
+from openbook.attacks.worst_case_linkage import (
+    brute_force_feasible,
+    brute_force_worst_case,
+    paper_formula,
+    worst_case_diversity,
+    worst_case_releases,
+)
 from openbook.models.registry import make_model
 from openbook.release import Release
 

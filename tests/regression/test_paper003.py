@@ -8,9 +8,9 @@ from itertools import combinations, combinations_with_replacement, islice, permu
 import numpy as np
 import pytest
 
+from openbook.data.paper_tables import paper_table
 from openbook.inference.multiset_dp import exact_posteriors
 from openbook.inference.theorem1 import delta_max, min_group_size
-from openbook.data.paper_tables import paper_table
 
 
 def brute_posteriors_fraction(W, values):

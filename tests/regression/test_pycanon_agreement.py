@@ -19,9 +19,9 @@ from _peers import run_peer  # noqa: E402
 
 from openbook.algorithms import FullDomainGeneralization  # noqa: E402
 from openbook.data.datasets import load_dataset  # noqa: E402
+from openbook.data.grouping import group_ids  # noqa: E402
 from openbook.data.schema import Schema  # noqa: E402
 from openbook.data.table import encode  # noqa: E402
-from openbook.data.grouping import group_ids  # noqa: E402
 from openbook.models import make_model  # noqa: E402
 from openbook.models.levels import compute_levels  # noqa: E402
 

@@ -36,9 +36,9 @@ _CONTRACT = str(Path(__file__).resolve().parents[1] / "contract")
 if _CONTRACT not in sys.path:  # the contract tests' brute-force helpers (they import it the same way)
     sys.path.insert(0, _CONTRACT)
 
-from possible_worlds import KeyRng, ScriptedRng, coin_sequences, every_outcome, with_sa, within_cell_orders  # noqa: E402
-
 from openbook.errors import OpenbookError  # noqa: E402
+
+from possible_worlds import KeyRng, ScriptedRng, coin_sequences, every_outcome, with_sa, within_cell_orders  # noqa: E402
 
 
 class TooBig(Exception):

@@ -11,9 +11,8 @@ from openbook.algorithms.registry import make_algorithm
 from openbook.certificate import certify
 from openbook.models import make_model
 
-from .brute import published_bytes
 from .judge import judge, read_back
-from .tables import Case, issue_cases, random_case
+from .tables import Case, issue_cases
 
 FLAT = {"A": "*", "B": "*", "C": "*", "D": "*"}
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from hypothesis import Phase, given, settings
-from hypothesis import strategies as st
+from hypothesis import Phase, given, settings, strategies as st
 
 from openbook.data.frequency import FrequencyTable
 from openbook.data.table import encode

@@ -10,11 +10,11 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from cli_harness import error_lines, run_cli, snapshot
 from openbook.cli import main
 from openbook.spark.output import verify_folder
 
 from .conftest import random_frame
+from cli_harness import error_lines, run_cli, snapshot
 
 QI = ["--qi", "q0:numeric,q1,q2:numeric", "--sa", "sa"]
 

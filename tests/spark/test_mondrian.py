@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import Phase, given, settings
-from hypothesis import strategies as st
+from hypothesis import Phase, given, settings, strategies as st
 
 from openbook.algorithms.mondrian import Mondrian
 from openbook.data.table import encode

@@ -13,10 +13,10 @@ import shutil
 import pandas as pd
 import pytest
 
-from cli_harness import error_lines, run_cli
 from openbook.release import load_release
 
 from .conftest import random_frame
+from cli_harness import error_lines, run_cli
 
 QI = ["--qi", "q0:numeric,q1,q2:numeric", "--sa", "sa"]
 MODEL = ["--algorithm", "mondrian", "-m", "k=3", "--max-risk", "1", "--quiet"]

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from openbook.algorithms.lattice import FullDomainSearch
 from openbook.data.table import encode
@@ -100,8 +99,9 @@ def test_cli_anonymize_engine_spark_equals_local(spark, tmp_path, capsys, model,
     import pandas as pd
     import pyarrow.parquet as pq
 
-    from cli_harness import run_cli
     from openbook.spark.output import verify_folder
+
+    from cli_harness import run_cli
 
     frame = random_frame(36, 300, d=3, card=8)
     data = tmp_path / "in.csv"

@@ -36,8 +36,8 @@ import numpy as np
 
 from ..data.table import EncodedTable
 from ..errors import ParameterError
-from ..models.k_anonymity import KAnonymity
 from ..models.base import PrivacyModel
+from ..models.k_anonymity import KAnonymity
 from ..models.promise import (
     attribute_requirement,
     attribute_target,

@@ -34,10 +34,10 @@ import numpy as np
 
 from ..data.table import EncodedTable
 from ..models.base import PrivacyModel, SADomain
+from ..models.promise import promised_l_int, size_floor
 from ..params import Integer, Names, Optional, Options, Real
 from ..release import Partition
 from .base import Anonymizer
-from ..models.promise import promised_l_int, size_floor
 from .ordering import ORDERS, qi_order
 
 TAILS = ("merge", "drop")

@@ -30,8 +30,8 @@ import numpy as np
 
 from ..data.grouping import group_ids
 from ..data.table import EncodedTable
-from ..params import Integer, Optional, Real, Text, fail
 from ..models.base import PrivacyModel
+from ..params import Integer, Optional, Real, Text, fail
 from ..release import Partition
 from .base import Anonymizer
 

@@ -33,13 +33,13 @@ from typing import Any
 
 import numpy as np
 
-from ..data.table import EncodedColumn, EncodedTable
+from ..data.table import EncodedTable
 from ..errors import InfeasibleError, ParameterError
 from ..models.alpha_k import AlphaKAnonymity, sensitive_counts
 from ..models.composite import AllOf
 from ..models.k_anonymity import KAnonymity
 from ..params import Integer, Options, fail
-from ..release import Partition, Release, build_release
+from ..release import Partition, Release
 from .base import Anonymizer
 
 

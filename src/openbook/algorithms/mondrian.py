@@ -52,11 +52,11 @@ import numpy as np
 from ..data.table import EncodedTable
 from ..errors import ParameterError
 from ..models.base import PrivacyModel, SADomain
+from ..models.promise import size_floor
 from ..params import Boolean, Options
 from ..release import Partition
 from .base import Anonymizer
 from .mondrian_planner import CandidateCuts, Decide, MondrianSpace, plan_records
-from ..models.promise import size_floor
 
 CATEGORICAL = ("ordered", "hierarchy")
 

@@ -395,7 +395,6 @@ def plan_records(space: MondrianSpace, R: np.ndarray, n_labels: int, decide: Dec
     nthreads = min(nthreads, _MAX_WORKERS)
     words = B.view(np.uint64)
     X = B[:n]
-    nblk = max(8, 8 * (-(-d // 8)))
     card = max(int(space.card.max(initial=1)), 1)
     hist = np.zeros((nthreads, card), dtype=np.int64)
     hist2 = np.zeros((nthreads, min(card * n_labels, 1 << 16)), dtype=np.int64)
@@ -460,7 +459,7 @@ def plan_records(space: MondrianSpace, R: np.ndarray, n_labels: int, decide: Dec
                 out = np.zeros((loc.size, 5), dtype=np.int64)
                 cc = np.zeros((loc.size, 2, n_labels), dtype=np.int64)
                 K["plan"](X, d, s_lo[loc], s_hi[loc], dsel, mn[loc, dsel], mx[loc, dsel], hl, space.hanc, strict,
-                          hist, hist2, cc, out, _workers(s_lo[loc], s_hi[loc], nthreads))
+                          hist, hist2, cc, out, _workers(s_lo[loc], s_hi[loc], nthreads))  # noqa: F821 (deleted after the loop)
                 v = np.flatnonzero(out[:, 0])
                 org = None if origin is None else origin[keep][v]
                 cuts = CandidateCuts(level, a, splittable[loc[v]], s_lo[loc[v]], s_hi[loc[v]], dsel[v], out[v, 1],
@@ -497,7 +496,7 @@ def plan_records(space: MondrianSpace, R: np.ndarray, n_labels: int, decide: Dec
                 K["apply"](B, words, n, lo[cut], hi[cut], chosen[cut], mv[cut], tv[cut], eqv[cut], nlv[cut],
                            d, min_split, kid_mn[2 * n_cut:], kid_mx[2 * n_cut:], _workers(lo[cut], hi[cut], nthreads))
                 n_cut += cut.size
-            cuts = offer = later = None  # their closures hold the records
+            cuts = offer = later = None  # noqa: F811  (unbound: their closures hold the records)
         t_lo.append(lo.astype(pos_t))
         t_hi.append(hi.astype(pos_t))
         t_par.append(par.astype(np.int64 if next_id >= 1 << 31 else np.int32))

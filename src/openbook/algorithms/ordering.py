@@ -26,8 +26,10 @@ from typing import Sequence
 import numpy as np
 
 from ..data.table import EncodedTable
-from ..models.promise import promised_l_int as model_l  # noqa: F401 - re-exported
-from ..models.promise import size_floor  # noqa: F401 - re-exported
+from ..models.promise import (
+    promised_l_int as model_l,  # noqa: F401 - re-exported
+    size_floor,  # noqa: F401 - re-exported
+)
 from ..params import check_choice, fail
 
 ORDERS = ("lex", "zorder", "hilbert")

@@ -31,10 +31,10 @@ import numpy as np
 from ..data.table import EncodedTable
 from ..errors import InfeasibleError, option
 from ..models.base import PrivacyModel
+from ..models.promise import promised_l_int
 from ..params import Optional, Text, fail
 from ..release import Partition
 from .base import Anonymizer
-from ..models.promise import promised_l_int
 from .ordering import sensitive_set_name
 
 

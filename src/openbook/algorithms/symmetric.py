@@ -26,8 +26,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..data.table import EncodedTable
-from ..params import Names, Optional, Options
 from ..models.base import PrivacyModel, SADomain
+from ..params import Names, Optional, Options
 from ..release import Partition
 from .base import Anonymizer
 from .ordering import ORDERS, qi_order

@@ -210,7 +210,7 @@ def _enumerate(tables: list[tuple[np.ndarray, np.ndarray]], accept: Callable[[np
     for start in range(0, total, CHUNK):
         idx = np.unravel_index(np.arange(start, min(total, start + CHUNK)), shape)
         counts = np.stack([tables[c][0][idx[c]] for c in range(C)], axis=1)
-        logw = sum(tables[c][1][idx[c]] for c in range(C))
+        logw = np.asarray(sum(tables[c][1][idx[c]] for c in range(C)))
         acc = np.asarray(accept(counts), dtype=bool)
         chunks.append((counts[acc], logw[acc]))
     lw = np.concatenate([lwc for _, lwc in chunks]) if chunks else np.zeros(0)
@@ -343,7 +343,7 @@ def gg_tail_problem(model: Any, domain: SADomain, published_total: np.ndarray, b
     def prefixes_fail(counts: np.ndarray) -> np.ndarray:
         W = counts.shape[0]
         cum = np.cumsum(counts, axis=1).reshape(W * counts.shape[1], -1)
-        return ~np.asarray(model.holds(cum, domain), dtype=bool).reshape(W, -1).any(axis=1)
+        return np.asarray(~np.asarray(model.holds(cum, domain), dtype=bool).reshape(W, -1).any(axis=1))
 
     def accept(counts: np.ndarray) -> np.ndarray:
         tot = counts.sum(axis=1) + total_pub[None, :]

@@ -63,7 +63,7 @@ def replay_method(release: Any) -> str | None:
     alg = prov.get("algorithm")
     if alg == "anatomize" and (prov.get("params") or {}).get("base") in ("none", "base"):
         return "sa-only"
-    return REPLAY_METHOD.get(alg)
+    return REPLAY_METHOD.get(alg) if isinstance(alg, str) else None
 
 
 def log_worlds(release: Any) -> float:

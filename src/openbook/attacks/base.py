@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ParameterError
+
 # the ℓ a model promises is derived once, in openbook.models.promise; ``model_l`` stays importable
 # here for the replay package until it imports promised_l itself
 from ..models.promise import promised_l as model_l  # noqa: F401

@@ -20,8 +20,8 @@ import numpy as np
 
 from ..errors import ParameterError, option
 from ..models.base import SADomain
-from ..release.release import Release
 from ..models.promise import promised_l
+from ..release.release import Release
 from .base import AttackResult
 
 
@@ -114,7 +114,7 @@ def baseline_attack(release: Release, *, model: Any = None, sensitive_set: str |
     if release.kind == "generalized" and len(release.data):
         vals = pd_index(domain.values).get_indexer(release.data[release.sa].astype(str))
         if (vals >= 0).all():
-            sensitive = masks.any(axis=0)[vals]
+            sensitive = np.asarray(masks.any(axis=0))[vals]
     return AttackResult(
         adversary="baseline", posterior=post, targets=names, group=cls,
         l=promised_l(model) if l is None else l, sensitive=sensitive,

@@ -64,6 +64,7 @@ from .credibility_counting import (  # noqa: F401 - the counting functions, re-e
     simple_l_sat,
 )
 
+
 # =======================================================================================
 # The attack on a release
 # =======================================================================================
@@ -122,6 +123,7 @@ def _align(release: Release, kn: _Knowledge) -> np.ndarray:
     the QI values — rows carry no order)."""
     from ..release.align import align
 
+    assert kn.table is not None, "the aligned attacks run with the original table"
     al = align(release, kn.table)
     pub = np.full(release.n_published, -1, dtype=np.int64)
     placed = np.flatnonzero(al.row >= 0)
@@ -306,7 +308,7 @@ def minimality_attack(release: Release, knowledge: Any, *, model: Any = None,
     if truth is not None:
         vals = pd.Index([_norm_str(v) for v in domain.values]).get_indexer([_norm_str(v) for v in truth])
         if (vals >= 0).all():
-            sensitive = masks.any(axis=0)[vals]
+            sensitive = np.asarray(masks.any(axis=0))[vals]
     info = pd.DataFrame({"group": np.arange(n_cls), "generalized": gen_cls, "consistent": consistent,
                          "excluded_fraction": excluded,
                          "n_qid_ecs": np.bincount(unit_cls, minlength=n_cls)})

@@ -128,8 +128,8 @@ class ClassCredibility:
     kept_worlds: Any = None
 
 
-def class_credibility(sizes: Sequence[int], sat: Sequence[np.ndarray], S: int, *,
-                      mult: Sequence[int] | None = None, exact: bool = False) -> ClassCredibility:
+def class_credibility(sizes: Sequence[int] | np.ndarray, sat: Sequence[np.ndarray], S: int, *,
+                      mult: Sequence[int] | np.ndarray | None = None, exact: bool = False) -> ClassCredibility:
     """Credibility of each unit type of one published class (binary engine).
 
     Parameters
@@ -198,8 +198,7 @@ def class_credibility(sizes: Sequence[int], sat: Sequence[np.ndarray], S: int, *
         return ClassCredibility([float(c) for c in cc.credibility], cc.consistent, cc.excluded_fraction,
                                 cc.total_worlds, cc.kept_worlds)
     if kept == 0 or total == 0:
-        out = [base_cred] * len(sizes)
-        return ClassCredibility(out, False, 0.0, total, kept)
+        return ClassCredibility([base_cred] * len(sizes), False, 0.0, total, kept)
     for j, (n, m, _) in enumerate(types):
         rest = ops.combine(prefix[j], suffix[j + 1])
         num = ops.coef_v(rest, weighted[j])
@@ -254,7 +253,7 @@ def local_credibility(n: Sequence[int], n_u: Sequence[int], u_s: Sequence[int], 
     frac = (lambda a, b: Fraction(a, b)) if exact else (lambda a, b: a / b)
     out = []
     for i in range(len(n)):
-        c = 0 if exact else 0.0
+        c: Fraction | float = 0 if exact else 0.0
         if ng[i]:
             c = c + frac(ng[i], n[i]) * cc.credibility[idx.index(i)]
         if n_u[i]:

@@ -122,7 +122,7 @@ def decoupled_attack(release: Any, original: Any, names: list[str], masks: np.nd
     people = people_classes(release, original)
     post_cls = class_posteriors(release, masks)
     bound = people is None
-    if bound:  # placed by labels: a person's figure is the largest over the classes they may sit in
+    if people is None:  # placed by labels: a person's figure is the largest over the classes they may sit in
         cand = candidate_classes(release, original)
         post = np.full((original.n_rows, len(names)), np.nan)
         people = np.where(cand.any(axis=1), np.argmax(cand, axis=1), -1)

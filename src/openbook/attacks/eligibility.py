@@ -106,7 +106,7 @@ def _inputs(published: Any, n: Any, l: Any) -> tuple[np.ndarray, int, int]:
 # ---------------------------------------------------------------------------------------
 # D-suppression: Property 1
 # ---------------------------------------------------------------------------------------
-def posterior_d_suppression(published: Any, l: Any, *, values: Sequence[Any] | None = None,
+def posterior_d_suppression(published: Any, l: Any, *, values: Sequence[Any] | np.ndarray | None = None,
                             n: int | None = None) -> EligibilityPosterior:
     """Property 1 (§3.1): ``1/|top(T_P)|`` for every value at the top level, 0 elsewhere.
     (If nothing was suppressed — ``n == |T_P|`` — ``T`` was ℓ-eligible and ``S1`` is simply
@@ -382,15 +382,15 @@ def _outcomes(B: np.ndarray, l: int, algorithm: str) -> list[tuple[Fraction, int
     fs = np.zeros(max(B.size, l) + 1, dtype=np.int64)
     fs[: B.size] = np.sort(B)[::-1]
     tops = np.flatnonzero(B == B.max())
-    for s1 in tops:
+    for s1 in tops.tolist():
         for h in range(1, l + 1):
             lo, hi = int(fs[h]), int(fs[h - 1])
             for f in range(lo, hi + 1):
                 A = B.copy()
                 A[s1] = f
                 for p, key in _tie_orders(A):
-                    pub = r_suppression_outcome(B, l, h, f, s1=int(s1), tiebreak=key)
-                    out.append((Fraction(1, tops.size * l * (hi - lo + 1)) * p, int(s1), tuple(pub.tolist())))
+                    row = r_suppression_outcome(B, l, h, f, s1=int(s1), tiebreak=key)
+                    out.append((Fraction(1, tops.size * l * (hi - lo + 1)) * p, int(s1), tuple(row.tolist())))
     return out
 
 

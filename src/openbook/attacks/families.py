@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import numpy as np
-import pandas as pd
 
 from ..models.promise import promised_l
 from .adversary import DEFAULT_RERUN_LIMIT, DEFAULT_WORLDS, Adversary, Applies
@@ -38,7 +37,7 @@ def _name(v: Any) -> bool:
 
 
 def _ge1(v: Any) -> bool:
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and np.isfinite(v) and v >= 1
+    return bool(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) and np.isfinite(v) and v >= 1)
 
 
 def provenance(release: Any) -> dict[str, Any]:
@@ -90,7 +89,7 @@ def suppression_rule(release: Any) -> str:
     alg, params = prov.get("algorithm"), prov.get("params") or {}
     skew = release.meta.get("skew")
     if skew and n_sup is not None and "n_suppressed" in skew:
-        own = int(n_sup) - int(skew["n_suppressed"])
+        own: int | None = int(n_sup) - int(skew["n_suppressed"])
     else:  # the split is not published: the anonymizer withholds nobody at a budget of 0
         own = 0 if not float(params.get("max_suppression") or 0.0) else None
     if skew and own == 0:
@@ -210,7 +209,7 @@ def per_person(result: AttackResult, release: Any, original: Any) -> AttackResul
         first[result.group[::-1]] = np.arange(result.group.size)[::-1]
     ok = first >= 0
     cls_post[ok] = result.posterior[first[ok]]
-    if cls_se is not None:
+    if cls_se is not None and result.stderr is not None:
         cls_se[ok] = result.stderr[first[ok]]
     post = np.full((group.size, result.posterior.shape[1]), np.nan)
     pub = group >= 0
@@ -237,6 +236,7 @@ class BaselineAdversary(Adversary):
     title = "Baseline (uniform possible worlds)"
     paper = "paper 001 §4.1; paper 000 §2.4"
     _parameters = {"sensitive_set": (None, _name, "a sensitive set name")}
+    sensitive_set: str | None
 
     def attack(self, release: Any, *, original: Any = None, earlier: Sequence[Any] = ()) -> AttackResult:
         from .baseline import baseline_attack, choose_targets, release_model
@@ -292,6 +292,11 @@ class ReplayAdversary(Adversary):
                    "exact_limit": (1e6, lambda v: _ge1(v), "a number >= 1"),
                    "rerun_limit": (DEFAULT_RERUN_LIMIT, _positive_int, "a positive integer"),
                    "sensitive_set": (None, _name, "a sensitive set name")}
+    worlds: int
+    world_seed: int
+    exact_limit: float
+    rerun_limit: int
+    sensitive_set: str | None
 
     def applies_to(self, release: Any) -> Applies:
         alg = algorithm_name(release)
@@ -388,6 +393,9 @@ class MinimalityAdversary(Adversary):
     _parameters = {"sensitive_set": (None, _name, "a sensitive set name"),
                    "exact": (False, lambda v: isinstance(v, bool), "true or false"),
                    "max_states": (200_000, _positive_int, "a positive integer")}
+    sensitive_set: str | None
+    exact: bool
+    max_states: int
 
     def applies_to(self, release: Any) -> Applies:
         prov = provenance(release)
@@ -423,6 +431,10 @@ class BackgroundAdversary(Adversary):
                    "min_support": (100, _positive_int, "a positive integer"),
                    "max_attrs": (None, _positive_int, "a positive integer"),
                    "sensitive_set": (None, _name, "a sensitive set name")}
+    r: float | None
+    min_support: int
+    max_attrs: int | None
+    sensitive_set: str | None
 
     def applies_to(self, release: Any) -> Applies:
         alg = algorithm_name(release)
@@ -486,6 +498,8 @@ class EligibilityAdversary(Adversary):
     #: about 5 s); beyond it every withheld person is unresolved
     _parameters = {"prior": ("uniform", lambda v: v in ("uniform",), "'uniform'"),
                    "budget": (2_000_000_000, _positive_int, "a positive integer")}
+    prior: str
+    budget: int
 
     def applies_to(self, release: Any) -> Applies:
         if release.meta.get("skew"):
@@ -557,6 +571,8 @@ class LinkageAdversary(Adversary):
     needs = frozenset({"earlier"})
     _parameters = {"l": (None, _ge1, "a number >= 1"),
                    "budget": (None, _positive_int, "a positive integer")}
+    l: float | None
+    budget: int | None
 
     def attack(self, release: Any, *, original: Any = None, earlier: Sequence[Any] = ()) -> AttackResult:
         from .linkage_audit import linkage_attack
@@ -585,6 +601,10 @@ class ReidentificationAdversary(Adversary):
                                          "a fraction in (0, 1]"),
                    "threshold": (0.2, lambda v: isinstance(v, (int, float)) and 0 < v <= 1, "a fraction in (0, 1]"),
                    "population": (None, _name, "a population table's path (--population)")}
+    population_size: float | None
+    sampling_fraction: float | None
+    threshold: float
+    population: str | None
 
     def attack(self, release: Any, *, original: Any = None, earlier: Sequence[Any] = ()) -> AttackResult:
         from .reidentification import reidentification_risk

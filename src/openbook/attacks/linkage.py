@@ -352,7 +352,7 @@ class LinkageResult:
 
     @property
     def in_any(self) -> np.ndarray:
-        return self.matched.any(axis=1)
+        return np.asarray(self.matched.any(axis=1))
 
     def below(self, l: int) -> np.ndarray:
         """People in at least one release whose post-linkage diversity is below ``l``."""

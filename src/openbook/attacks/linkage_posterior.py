@@ -46,7 +46,7 @@ import itertools
 from collections import deque
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -55,7 +55,7 @@ from scipy.sparse.csgraph import connected_components, maximum_flow
 
 from ..data.grouping import group_ids
 from ..errors import ParameterError
-from .linkage import LinkageResult, bucket_shares, linkage, published_multiplicity
+from .linkage import LinkageResult, bucket_shares, linkage
 
 #: transitions the exact counting may enumerate in its forward pass, over all components
 #: (the backward pass repeats them; about a second of Python)
@@ -124,8 +124,8 @@ def build_problem(counts: Sequence[np.ndarray], matches: Sequence[tuple[np.ndarr
         key[lens == 1] = idx[ptr[:-1][lens == 1]]
         seen: dict[tuple, int] = {}
         for i in np.flatnonzero(lens > 1):  # several candidates: the set (and the QI tuple) is the key
-            tup = (tuple(sorted(set(idx[ptr[i]:ptr[i + 1]].tolist()))), -1 if shares[j] is None else int(shares[j][0][i]))
-            key[i] = int(counts[j].shape[0]) + seen.setdefault(tup, len(seen))
+            set_key = (tuple(sorted(set(idx[ptr[i]:ptr[i + 1]].tolist()))), -1 if shares[j] is None else int(shares[j][0][i]))
+            key[i] = int(counts[j].shape[0]) + seen.setdefault(set_key, len(seen))
         keys.append(key)
         if shares[j] is not None:  # a QI-table lists each of its people once: as many as the population has
             pk, _, total = shares[j]
@@ -139,9 +139,11 @@ def build_problem(counts: Sequence[np.ndarray], matches: Sequence[tuple[np.ndarr
     size = np.bincount(unit[rows], weights=w[rows], minlength=G).astype(np.int64)
     rep = np.full(G, -1, dtype=np.int64)
     rep[unit[rows][::-1]] = rows[::-1]
-    cands, unit_shares = [], []
+    cands: list[list[tuple[int, ...]]] = []
+    unit_shares: list[list[tuple[int, ...] | None]] = []
     for r in rep.tolist():
-        cl, sh = [], []
+        cl: list[tuple[int, ...]] = []
+        sh: list[tuple[int, ...] | None] = []
         for j, (ptr, idx) in enumerate(matches):
             if ptr[r + 1] > ptr[r]:
                 seg = dict(zip((idx[ptr[r]:ptr[r + 1]] + offs[j]).tolist(),
@@ -166,7 +168,7 @@ def build_problem(counts: Sequence[np.ndarray], matches: Sequence[tuple[np.ndarr
     V = int(counts[0].shape[1])
     merged = np.zeros((len(ids), V), dtype=np.int64)
     np.add.at(merged, new_id, np.vstack([np.asarray(c, dtype=np.int64) for c in counts]))
-    cands = [[tuple(sorted({int(new_id[c]) for c in tup})) for tup in cl] for cl in cands]
+    merged_cands = [[tuple(sorted({int(new_id[c]) for c in tup})) for tup in cl] for cl in cands]
     T = None
     if truth is not None:
         tr = np.asarray(truth, dtype=np.int64)[rows]
@@ -175,7 +177,7 @@ def build_problem(counts: Sequence[np.ndarray], matches: Sequence[tuple[np.ndarr
         T[unit[rows][tr < 0]] = -1
     ubad = np.zeros(G, dtype=bool)
     ubad[unit[rows][bad[rows]]] = True
-    return Problem(merged, size, cands, unit_shares, ubad, T), unit
+    return Problem(merged, size, merged_cands, unit_shares, ubad, T), unit
 
 
 # ---------------------------------------------------------------------------------------
@@ -419,6 +421,7 @@ def count_worlds(units: Sequence[tuple[int, Sequence[int], Sequence[Sequence[tup
             return out
         caps = [min([m, *(digits[i][v] for i in plain)]) for v in range(V)]
         forced = next((tuple(digits[i]) for i in plain if closes[i]), None)
+        firsts: Iterator[tuple[tuple[int, ...], tuple]]
         if amb:
             cls0, ws0 = amb[0]
             firsts = ((tuple(map(sum, zip(*cols))), cols)
@@ -477,11 +480,11 @@ def count_worlds(units: Sequence[tuple[int, Sequence[int], Sequence[Sequence[tup
         for (st, f), mv in zip(F[s].items(), moved[s]):
             acc = 0
             for nxt, wgt, y in mv:
-                b = B.get(nxt)
-                if b:
-                    acc += wgt * b
+                bw = B.get(nxt)
+                if bw:
+                    acc += wgt * bw
                     for v, a in enumerate(y):
-                        num[v] += f * wgt * b * a
+                        num[v] += f * wgt * bw * a
             if acc:
                 layer[st] = acc
         B = layer
@@ -579,7 +582,7 @@ def solve(P: Problem, *, budget: int = DEFAULT_BUDGET, max_open: int = MAX_OPEN,
     # (2) the components of what the bounds left, (3) counted smallest first
     _, sub = components(left[inc.plain_g], left[inc.amb_g])
     groups: dict[int, list[int]] = {}
-    for g in np.flatnonzero(left):
+    for g in np.flatnonzero(left).tolist():
         groups.setdefault(int(sub[g]), []).append(int(g))
     fractions: dict[int, tuple[Fraction, ...]] = {}
     bounded = np.zeros(n_comp, dtype=bool)
@@ -594,7 +597,7 @@ def solve(P: Problem, *, budget: int = DEFAULT_BUDGET, max_open: int = MAX_OPEN,
                   [[(cmap[c], -1 if ws is None else ws[i]) for i, c in enumerate(t)]
                    for t, ws in zip(P.cands[g], P.shares[g]) if len(t) > 1]) for g in members]
         try:
-            total, numer = 0, []
+            total, numer = 0, list[list[int]]()
             if vals:
                 total, numer, spent = count_worlds(units, [tuple(int(x) for x in red[c, vals]) for c in cls],
                                                    budget - work, max_open)
@@ -619,7 +622,7 @@ def solve(P: Problem, *, budget: int = DEFAULT_BUDGET, max_open: int = MAX_OPEN,
     upper = hi[:G].astype(np.float64) / P.size[:, None]
     lower = lo[:G].astype(np.float64) / P.size[:, None]
     method = np.where(yfix, EXACT, BOUND)
-    for g in np.flatnonzero(yfix & ~misfit[comp_u]):
+    for g in np.flatnonzero(yfix & ~misfit[comp_u]).tolist():
         fractions[int(g)] = tuple(Fraction(int(x), int(P.size[g])) for x in lo[g])
     mis = misfit[comp_u]
     for g in list(fractions):

@@ -500,7 +500,7 @@ def population_sizes(values: dict[str, np.ndarray], sizes: np.ndarray, populatio
             tables.append(usig.T)
             lab_idx.append(linv.ravel())
             present = np.bincount(pinv, weights=w, minlength=len(pvals)) > 0
-            covered.append((cover & present[None, :]).any(axis=1)[linv.ravel()])
+            covered.append(np.asarray((cover & present[None, :]).any(axis=1))[linv.ravel()])
         ids, g = group_ids(sig_rows) if qi else (np.zeros(len(frame), np.int64), 1)
         wt = np.bincount(ids, weights=w, minlength=g)
         first = np.full(g, -1, dtype=np.int64)
@@ -586,7 +586,7 @@ def _cover(enc: Any, name: str, labels: np.ndarray, values: np.ndarray) -> np.nd
             view = EncodedTable(enc.schema, {**enc.columns, name: extra}, enc.hierarchies)
             out[:, ok] = label_masks(view, name, labels)
         else:
-            out[:, absent] = masks.all(axis=1)[:, None]
+            out[:, absent] = np.asarray(masks.all(axis=1))[:, None]
     return out
 
 

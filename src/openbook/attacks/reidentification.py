@@ -151,7 +151,7 @@ def pitman(sizes: np.ndarray, counts: np.ndarray, n: int, N: float,
         return 0.0, {}
     if fit is False:
         fit = popmod.pitman_fit(sizes, counts, n)
-    if fit is None:
+    if not isinstance(fit, popmod.PitmanFit):
         return None, {"converged": False, "reason": "needs at least two classes and a class of size 2 or more"}
     out = {"theta": fit.theta, "alpha": fit.alpha, "converged": fit.interior}
     if not fit.interior:
@@ -404,7 +404,7 @@ def _identity(sizes: np.ndarray, counts: np.ndarray, n: int, N: float, pi: float
         journalist = {"highest_risk": float(risk.max(initial=0.0)),
                       "records_at_risk": float((c * f)[risk > threshold].sum() / nn) if n else 0.0,
                       "success_rate": float((c * f * risk).sum() / nn)}
-        uniq = _uniqueness(*_collapse(sizes, counts), n, N) if n and pi < 1.0 else {"population_size": N}
+        uniq: dict[str, Any] = _uniqueness(*_collapse(sizes, counts), n, N) if n and pi < 1.0 else {"population_size": N}
         exact = popmod.population_uniqueness_of(population, qi or []) if population is not None else None
         uniq.update(exact=exact, dankar=exact, dankar_model="population table (exact)")
         return {"journalist": journalist, "risk_by_entry": risk, "uniqueness": uniq,
@@ -505,7 +505,7 @@ def class_values(data: Any, first: np.ndarray) -> tuple[dict[str, np.ndarray], b
                  if isinstance(c, dict)}
         vals = {q: data.data[q].to_numpy(dtype=object)[first] for q in data.qi}
         exact = not getattr(data, "qi_generalized", data.kind != "bucketized")
-        return vals, exact, {q: kinds[q] for q in data.qi if kinds.get(q)}
+        return vals, exact, {q: str(kinds[q]) for q in data.qi if kinds.get(q)}
     raise ParameterError("a population table is matched on the published QI values: give a table or a release, "
                          "not class ids", parameter="population")
 

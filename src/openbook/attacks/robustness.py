@@ -166,7 +166,7 @@ class RobustnessReport:
     sensitive: np.ndarray  # bool: t's own value is sensitive
     group: np.ndarray
     set_names: list[str]
-    methods: dict[str, int]
+    methods: dict[str, int | dict[str, int]]
     #: largest ``bound - posterior`` over the tuples: 0 when every posterior is exact
     mcmc_bound: float
     delta: dict[str, Any] = field(default_factory=dict)
@@ -305,7 +305,7 @@ def audit_groups(knowledge: Knowledge, qi_codes: np.ndarray, sa_codes: np.ndarra
     mcmc_bound = float(max((bound - post).max(initial=0.0), (set_bound - post_set).max(initial=0.0)))
     for arr in (post, post_set, bound, set_bound):
         arr[unresolved] = np.nan
-    methods = {"no_sensitive_value": int((method == 0).sum()), "exact": int((method == 1).sum()),
+    methods: dict[str, int | dict[str, int]] = {"no_sensitive_value": int((method == 0).sum()), "exact": int((method == 1).sum()),
                "mcmc": int((method == 2).sum()), "unresolved": int((method == 4).sum()),
                "pairs": {"value_dp": int(n_pairs[:, 0].sum()), "row_type_dp": int(n_pairs[:, 1].sum()),
                          "sampled": n_sampled}}

@@ -9,9 +9,9 @@ from typing import Any
 
 from ._common import (
     FRACTION,
-    add_engine_options,
     POSITIVE_INT,
     SEED,
+    add_engine_options,
     certify_options,
     certify_params,
     config_from_args,

@@ -26,14 +26,13 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from ..errors import SchemaError
 from .arrow import DEFAULT_BATCH_ROWS, NeedsPandas, TableSource
 from .frame_encoding import (
     check_declared,
-    encode_frame,
     duplicate_error,
     empty_after_drop_error,
     empty_error,
+    encode_frame,
     lookup_error,
     missing_error,
     non_numeric_error,

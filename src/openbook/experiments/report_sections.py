@@ -291,7 +291,7 @@ with the exact credibility of §4 (`attacks/credibility.py`, brute-force-checked
 def _skew(o) -> str:
     f5, f6, f7 = o.table("skew-fig5"), o.table("skew-fig6"), o.table("skew-fig7")
     f8, f8l, rstar = o.table("skew-fig8"), o.table("skew-fig8", "l"), o.table("skew-fig8", "rstar")
-    th, summ = o.table("skew-thresholds"), o.table("skew-thresholds", "summary").set_index("quantity")
+    summ = o.table("skew-thresholds", "summary").set_index("quantity")
     v = int(f5[(f5.p == 0.005) & (f5.l == 6)].violating.iloc[0])
     r6 = f6[f6.p == 0.005].iloc[0]
     r7 = f7[f7.l == 6].iloc[0]

@@ -39,11 +39,11 @@ import pandas as pd
 
 from ..algorithms.registry import make_algorithm
 from ..attacks.robustness import audit_groups
-from ..inference.knowledge import mine_knowledge
 from ..data.datasets import EDUCATION_BEFORE_SECONDARY
 from ..data.schema import Schema
 from ..data.table import EncodedTable, encode
 from ..errors import OpenbookError
+from ..inference.knowledge import mine_knowledge
 from ..models.registry import make_model
 from ..release import Partition
 from .registry import ExperimentResult, experiment

@@ -43,7 +43,6 @@ from numba import njit, prange
 from .multiset_dp import check_group
 from .row_types import row_types
 
-
 _U64_MUL = np.uint64(2685821657736338717)
 
 

@@ -46,20 +46,20 @@ class AllOf(PrivacyModel):
             raise ParameterError("all-of needs at least one model", parameter="models")
         self.models: tuple[PrivacyModel, ...] = tuple(flat)
 
-    @property  # type: ignore[override]
-    def monotonic(self) -> bool:  # noqa: D102 - a conjunction of monotonic models is
+    @property
+    def monotonic(self) -> bool:  # type: ignore[override]  # noqa: D102 - a conjunction of monotonic models is
         return all(m.monotonic for m in self.models)
 
-    @property  # type: ignore[override]
-    def absorbing(self) -> bool:  # noqa: D102 - so is a conjunction of absorbing models
+    @property
+    def absorbing(self) -> bool:  # type: ignore[override]  # noqa: D102 - so is a conjunction of absorbing models
         return all(m.absorbing for m in self.models)
 
-    @property  # type: ignore[override]
-    def reads_sa(self) -> bool:  # noqa: D102 - a conjunction reads the SA if a member does
+    @property
+    def reads_sa(self) -> bool:  # type: ignore[override]  # noqa: D102 - a conjunction reads the SA if a member does
         return any(m.reads_sa for m in self.models)
 
-    @property  # type: ignore[override]
-    def higher_is_stronger(self) -> bool:  # noqa: D102 - the first member's direction
+    @property
+    def higher_is_stronger(self) -> bool:  # type: ignore[override]  # noqa: D102 - the first member's direction
         return self.models[0].higher_is_stronger
 
     def group_levels(self, counts: np.ndarray, domain: SADomain) -> np.ndarray:

@@ -60,7 +60,6 @@ from .t_closeness import (
     value_order,
 )
 
-
 #: a reader's words for each key of :func:`compute_levels` (``openbook check`` and the studio;
 #: ``--json`` keeps the keys)
 LEVEL_WORDS = {

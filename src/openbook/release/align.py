@@ -70,11 +70,13 @@ def align(release: Release, table: EncodedTable) -> Alignment:
         # any row of their class (the file does not say which: every such seating is one of the
         # adversary's equally likely ones, attacks/decoupled.py)
         qcls, n_q = release.qi_classes()
+        assert types is not None
         al = _align_labels(release, table, qcls, n_q, types, n_types)
         group = np.where(al.row >= 0, cls[np.maximum(al.row, 0)], -1)
         return Alignment(group, al.row, int((al.row >= 0).sum()), False)
     if release.kind == "bucketized":
         return _align_exact(release, table, cls)
+    assert types is not None
     return _align_labels(release, table, cls, n_cls, types, n_types)
 
 
@@ -231,6 +233,7 @@ def seated_sa(release: Release, table: EncodedTable, al: Alignment) -> np.ndarra
         sa[placed] = lookup.get_indexer(release.data[release.sa].astype(str).str.strip().to_numpy()[al.row[placed]])
         return sa
     st = release.sa_table
+    assert st is not None  # a bucketized release
     gid_of_class = np.unique(release.data[GID].to_numpy())  # class k <-> k-th smallest GID
     k = np.searchsorted(gid_of_class, st[GID].to_numpy())
     vals = np.repeat(lookup.get_indexer(st[release.sa].astype(str).str.strip()), st["count"].to_numpy())

@@ -4,7 +4,8 @@ and write takes (docs/release-files.md, "Crash-safe writes").
 **Protocol** (:func:`commit`): every new file is written under a temporary name
 (``.NAME.<12 hex>.part``) and synced; then a small *journal* (``.DATA.commit``) listing the
 renames is written atomically — the commit point — and the renames are performed; the
-journal is removed last. Everything happens under an exclusive ``flock`` on the folder.
+journal is removed last. Everything happens under an exclusive lock on the folder
+(``flock`` on POSIX; the locks are :mod:`.locks`).
 
 A final path that is a folder (the Spark engine's partitioned Parquet release) cannot be
 renamed over: the journal also lists it as *set aside* — renamed to a temporary name just
@@ -33,7 +34,6 @@ sees it, the old release intact or the new one complete, and no temporary behind
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from ..errors import DataError
+from .locks import HAS_SHARED, lock_exclusive, lock_shared, open_lock, unlock
 
 JOURNAL = ".commit"
 PART = ".part"
@@ -59,7 +60,7 @@ _HELD: dict[str, list[int]] = {}
 
 @contextlib.contextmanager
 def path_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
-    """Exclusive ``flock`` on a folder or file for a read-modify-write; re-entrant within a
+    """Exclusive lock (:mod:`.locks`) on a folder or file for a read-modify-write; re-entrant within a
     process (a registry holding its folder may write releases into it). ``timeout``
     seconds without the lock is a one-line :class:`DataError`."""
     key = os.path.realpath(path)
@@ -70,27 +71,23 @@ def path_lock(path: Path, *, timeout: float | None = None) -> Iterator[None]:
         finally:
             _HELD[key][1] -= 1
         return
-    fd = os.open(path, os.O_RDONLY)
+    fd = open_lock(path)
     try:
         if timeout is None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+            lock_exclusive(fd)
         else:
             deadline = time.monotonic() + timeout
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    if time.monotonic() > deadline:
-                        raise DataError(f"{path} is busy: another process has held it for over {timeout:.0f} s",
-                                        path=path) from None
-                    time.sleep(0.02)
+            while not lock_exclusive(fd, blocking=False):
+                if time.monotonic() > deadline:
+                    raise DataError(f"{path} is busy: another process has held it for over {timeout:.0f} s",
+                                    path=path) from None
+                time.sleep(0.02)
         _HELD[key] = [fd, 1]
         try:
             yield
         finally:
             del _HELD[key]
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            unlock(fd)
     finally:
         os.close(fd)
 
@@ -124,13 +121,15 @@ def open_stage(final: Path) -> tuple[Path, int]:
     """Create a staging folder beside ``final`` (``.NAME.<12 hex>.held.stage``) and hold it:
     returns its path and a descriptor holding a shared ``flock`` on it (close it once the
     stage has been committed or removed). Created under the folder lock, so a concurrent
-    sweep sees it only once it is held; the sweep removes it once nobody holds it."""
+    sweep sees it only once it is held; the sweep removes it once nobody holds it. Needs
+    shared locks (POSIX, :mod:`.locks`): elsewhere a one-line :class:`DataError`."""
+    _need_shared(final)
     with folder_lock(final.parent):
         stage = final.with_name(f".{final.name}.{secrets.token_hex(_TOKEN_BYTES)}{HELD}{STAGE}")
         os.mkdir(stage)
         fd = os.open(stage, os.O_RDONLY)
         try:
-            fcntl.flock(fd, fcntl.LOCK_SH)
+            lock_shared(fd)
         except BaseException:
             os.close(fd)
             raise
@@ -143,12 +142,19 @@ def stage_lock(stage: str | os.PathLike) -> Iterator[None]:
     executor does around its part file, so that a reader's sweep never removes the stage
     under a live writer. A stage that is gone (its writer died and a sweep removed it) is
     an error."""
+    _need_shared(Path(stage))
     fd = os.open(stage, os.O_RDONLY)
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH)
+        lock_shared(fd)
         yield
     finally:
         os.close(fd)
+
+
+def _need_shared(path: Path) -> None:
+    if not HAS_SHARED:  # pragma: no cover - Windows
+        raise DataError(f"cannot write {path}: a staged write (the Spark engine's) needs POSIX shared file locks",
+                        path=path)
 
 
 def _temp_pattern(name: str) -> re.Pattern[str]:
@@ -161,15 +167,19 @@ def _stage_pattern(name: str) -> re.Pattern[str]:
 
 def _remove_if_dead(stage: Path) -> bool:
     """Remove a staging folder nobody holds (its writer died: :func:`open_stage`); ``False``
-    when a writer still holds it."""
+    when a writer still holds it, or when that cannot be told (no shared locks:
+    :mod:`.locks`)."""
+    if not HAS_SHARED:
+        return False
     try:
         fd = os.open(stage, os.O_RDONLY)
     except OSError:
         return False
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:  # held: a live writer
+            if not lock_exclusive(fd, blocking=False):  # held: a live writer
+                return False
+        except OSError:
             return False
         shutil.rmtree(stage)
         return True
@@ -196,7 +206,7 @@ def sweep(folder: Path, names: Iterable[str]) -> list[Path]:
     with the folder lock held. Returns what was removed."""
     names = list(names)
     patterns = [_temp_pattern(n) for n in names]
-    removed = []
+    removed: list[Path] = []
     try:
         entries = [e for e in os.scandir(folder) if e.name.startswith(".") and e.name.endswith((PART, STAGE))]
     except OSError:

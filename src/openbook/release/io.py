@@ -344,11 +344,12 @@ def save_release(release: Release, path: str | os.PathLike, *, force: bool = Fal
 
     writers: dict[Path, Any] = {path: data_writer}
     sp = sa_table_path(path)
-    if release.sa_table is not None:
+    sa_table = release.sa_table
+    if sa_table is not None:
         def sa_writer(tmp: Path) -> None:
-            _frame_writer(release.sa_table, fmt)(tmp)
-            written["sa"] = {"sa_table": sp.name, "sa_rows": len(release.sa_table), "sa_sha256": sha256_file(tmp),
-                             "sa_dtypes": _dtypes(release.sa_table)}
+            _frame_writer(sa_table, fmt)(tmp)
+            written["sa"] = {"sa_table": sp.name, "sa_rows": len(sa_table), "sa_sha256": sha256_file(tmp),
+                             "sa_dtypes": _dtypes(sa_table)}
         writers[sp] = sa_writer
 
     def sidecar_writer(tmp: Path) -> None:  # runs last: the digests are known by then

@@ -18,6 +18,7 @@ processes adding at once both land, numbered in turn. A lock not obtained within
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import datetime as _dt
 import json
@@ -98,7 +99,7 @@ class ReleaseRegistry:
         with self._lock(exclusive=False):
             return self._list()
 
-    def _list(self) -> list[dict[str, Any]]:
+    def _list(self) -> builtins.list[dict[str, Any]]:
         if self.is_db:
             if not self.path.exists():
                 return []
@@ -161,7 +162,7 @@ class ReleaseRegistry:
                                  "not a release registry: choose another path", parameter="registry",
                                  value=str(self.path))
 
-    def names(self) -> list[str]:
+    def names(self) -> builtins.list[str]:
         return [e["name"] for e in self.list()]
 
     def __len__(self) -> int:
@@ -218,7 +219,7 @@ class ReleaseRegistry:
                     return self._load_entry(e)
         raise ParameterError(f"no release named {name!r} in the registry {self.path}", parameter="name", value=name)
 
-    def releases(self) -> list[tuple[str, Release]]:
+    def releases(self) -> builtins.list[tuple[str, Release]]:
         with self._lock(exclusive=False):
             return [(e["name"], self._load_entry(e)) for e in self._list()]
 

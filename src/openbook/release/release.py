@@ -172,7 +172,7 @@ class Release:
         published = len(self.data)
         if n_pub is not None and n_pub != published:
             raise VerificationError(f"release says {n_pub} published rows but holds {published}")
-        if None not in (n_in, n_pub, n_sup) and n_in != n_pub + n_sup:
+        if n_in is not None and n_pub is not None and n_sup is not None and n_in != n_pub + n_sup:
             raise VerificationError(f"rows lost: input {n_in} != published {n_pub} + suppressed {n_sup}")
         if self.kind == "bucketized" and self.sa_table is not None:
             if int(self.sa_table[COUNT].sum()) != published:
@@ -477,6 +477,7 @@ def stable_argsort(ids: np.ndarray, g: int) -> np.ndarray:
             order = np.argsort(digit, kind="stable")
         else:
             order = order[np.argsort(digit[order], kind="stable")]
+    assert order is not None  # the loop runs at least once
     return order
 
 
@@ -510,10 +511,10 @@ def canonical_form(data: pd.DataFrame, sa_table: pd.DataFrame | None, *, kind: s
     if n:
         cols = [keys[c] if c in keys else _sorted_codes(data[c]) for c in other]
         o = _lexsort_rows(cols, n)
-        keys = np.stack(cols, axis=1)[o] if cols else np.zeros((n, 0), dtype=np.int64)
+        row_keys = np.stack(cols, axis=1)[o] if cols else np.zeros((n, 0), dtype=np.int64)
         new = np.ones(n, dtype=bool)
-        if n > 1 and keys.shape[1]:
-            new[1:] = (keys[1:] != keys[:-1]).any(axis=1)
+        if n > 1 and row_keys.shape[1]:
+            new[1:] = (row_keys[1:] != row_keys[:-1]).any(axis=1)
         rank[o] = np.cumsum(new) - 1
     gids, g = np.unique(data[GID].to_numpy(np.int64), return_inverse=True)
     g = g.ravel().astype(np.int64)
@@ -532,8 +533,8 @@ def canonical_form(data: pd.DataFrame, sa_table: pd.DataFrame | None, *, kind: s
         start = np.cumsum(sizes) - sizes
         pos = np.arange(n) - np.repeat(start, sizes)
         mat[g[by_group], pos] = rank[by_group]
-        keys = [sizes] + [mat[:, j] for j in range(width)] + [counts[:, j] for j in range(counts.shape[1])]
-        gorder = np.lexsort(keys[::-1])
+        group_keys = [sizes] + [mat[:, j] for j in range(width)] + [counts[:, j] for j in range(counts.shape[1])]
+        gorder = np.lexsort(group_keys[::-1])
     else:  # very wide groups: compare member sequences in Python
         seqs = np.split(rank[by_group], np.cumsum(sizes)[:-1])
         gorder = np.array(sorted(range(n_groups), key=lambda j: (int(sizes[j]), tuple(seqs[j].tolist()),

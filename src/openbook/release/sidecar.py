@@ -64,6 +64,34 @@ _TARGET_KINDS = ("posterior", "certainty", "re-identification")
 #: a finding's keys that only an opted-in sidecar holds (the absent people are among them)
 _FINDING_COUNTS = ("n_people", "n_absent", "seconds")
 
+# The keys :func:`validate` accepts in each record (allowed, then required); the JSON Schema
+# of :mod:`.sidecar_schema` is built from the same declarations.
+#: ``schema``, and each of its columns (``schema.qi[i]``, ``schema.sa``)
+SCHEMA_KEYS = (("qi", "sa", "sensitive_sets", "identifiers", "keep", "missing", "missing_tokens"), ("qi", "sa"))
+COLUMN_KEYS = (("name", "kind", "order"), ("name",))
+#: ``sa_reference``
+REFERENCE_KEYS = (("values", "counts", "declared_public", "numeric"), ("values", "counts"))
+#: ``check`` (:class:`openbook.models.CheckResult`)
+CHECK_KEYS = (("model", "holds", "level", "n_groups", "failing_groups"), ("model", "holds", "n_groups", "failing_groups"))
+#: ``skew`` (the full record only with ``publish.suppressed_count``)
+SKEW_KEYS = (("step", "method", "l", "n_input", "n_suppressed", "suppression_rate"), ("method", "l"))
+#: ``signature`` (:mod:`.signing`)
+SIGNATURE_KEYS = (("algorithm", "key", "value"), ("algorithm", "key", "value"))
+#: ``certificate`` of a certified release, of an uncertified one, and its ``algorithm_aware``
+CERTIFIED_KEYS = ((*_CERTIFICATE_KEYS, "headline", "seconds", "adversaries"), ("adversaries",))
+UNCERTIFIED_KEYS = (("verdict", "reason", "adversaries"), ())
+AWARE_KEYS = (("adversary", "reason"), ())
+#: a certificate line, and a finding (per adversary)
+LINE_KEYS = (_LINE_KEYS, ("name", "passes"))
+FINDING_KEYS = ((*_FINDING_KEYS, *_FINDING_COUNTS), ("adversary", "applies", "ran"))
+#: ``files`` of a release in files (the ``sa_`` keys: a bucketized release's SA-table) and of
+#: a database release (:mod:`.database`); a folder release's is :data:`.folder.FOLDER_FILES`
+FILE_KEYS = (("data", "rows", "sha256", "dtypes", "sa_table", "sa_rows", "sa_sha256", "sa_dtypes"),
+             ("data", "rows", "sha256", "dtypes"))
+DATABASE_FILE_KEYS = (("rows", "dtypes", "content_sha256", "sa_rows", "sa_dtypes"), ("rows", "dtypes", "content_sha256"))
+#: ``certificate.lines[i].name``
+LINE_NAMES = ("identity", "attribute")
+
 
 # ---------------------------------------------------------------------------------------
 # serialisation and digests
@@ -307,7 +335,7 @@ def validate(meta: Any, where: Any, *, kinds: Any, database: bool | None = False
         _certificate(c, meta["certificate"])
     if "signature" in meta:
         sig = c.obj(meta["signature"], "signature")
-        c.keys(sig, "signature", ("algorithm", "key", "value"), ("algorithm", "key", "value"))
+        c.keys(sig, "signature", *SIGNATURE_KEYS)
         c.choice(sig["algorithm"], "signature.algorithm", ("ed25519",))
         for k in ("key", "value"):
             c.string(sig[k], f"signature.{k}")
@@ -330,15 +358,14 @@ def _schema(c: _Check, sch: Any) -> None:
     from ..data.schema import KINDS, Schema
 
     sch = c.obj(sch, "schema")
-    c.keys(sch, "schema", ("qi", "sa", "sensitive_sets", "identifiers", "keep", "missing", "missing_tokens"),
-           ("qi", "sa"))
+    c.keys(sch, "schema", *SCHEMA_KEYS)
     qi = c.lst(sch["qi"], "schema.qi")
     if not qi:
         raise c.bad("schema.qi", "is empty: a release has at least one QI")
     for i, col in enumerate([*qi, sch["sa"]]):
         key = f"schema.qi[{i}]" if i < len(qi) else "schema.sa"
         col = c.obj(col, key)
-        c.keys(col, key, ("name", "kind", "order"), ("name",))
+        c.keys(col, key, *COLUMN_KEYS)
         c.string(col["name"], f"{key}.name")
         c.choice(col.get("kind", "categorical"), f"{key}.kind", KINDS)
         if col.get("order") is not None:
@@ -392,7 +419,7 @@ def _algorithm(c: _Check, prov: Any, key: str) -> None:
 
 def _reference(c: _Check, ref: Any) -> None:
     ref = c.obj(ref, "sa_reference")
-    c.keys(ref, "sa_reference", ("values", "counts", "declared_public", "numeric"), ("values", "counts"))
+    c.keys(ref, "sa_reference", *REFERENCE_KEYS)
     values = c.lst(ref["values"], "sa_reference.values")
     counts = c.lst(ref["counts"], "sa_reference.counts")
     for i, v in enumerate(values):
@@ -415,8 +442,7 @@ def _reference(c: _Check, ref: Any) -> None:
 
 def _check_record(c: _Check, rec: Any) -> None:
     rec = c.obj(rec, "check")
-    c.keys(rec, "check", ("model", "holds", "level", "n_groups", "failing_groups"),
-           ("model", "holds", "n_groups", "failing_groups"))
+    c.keys(rec, "check", *CHECK_KEYS)
     c.string(rec["model"], "check.model")
     holds = c.boolean(rec["holds"], "check.holds")
     c.number(rec.get("level"), "check.level", none=True, nan=True)
@@ -428,7 +454,7 @@ def _check_record(c: _Check, rec: Any) -> None:
 
 def _skew(c: _Check, skew: Any) -> None:
     skew = c.obj(skew, "skew")
-    c.keys(skew, "skew", ("step", "method", "l", "n_input", "n_suppressed", "suppression_rate"), ("method", "l"))
+    c.keys(skew, "skew", *SKEW_KEYS)
     c.choice(skew["method"], "skew.method", SKEW_METHODS)
     if (c.number(skew["l"], "skew.l") or 0) < 1:
         raise c.bad("skew.l", f"is {_show(skew['l'])}, not at least 1")
@@ -445,12 +471,12 @@ def _certificate(c: _Check, cert: Any) -> None:
     cert = c.obj(cert, "certificate")
     verdict = c.choice(cert.get("verdict"), "certificate.verdict", VERDICTS)
     if verdict == "not certified":
-        c.keys(cert, "certificate", ("verdict", "reason", "adversaries"))
+        c.keys(cert, "certificate", *UNCERTIFIED_KEYS)
         c.string(cert.get("reason", ""), "certificate.reason", empty=True)
         if c.lst(cert.get("adversaries", []), "certificate.adversaries"):
             raise c.bad("certificate.adversaries", "lists adversaries of an uncertified release")
         return
-    c.keys(cert, "certificate", (*_CERTIFICATE_KEYS, "headline", "seconds", "adversaries"), ("adversaries",))
+    c.keys(cert, "certificate", *CERTIFIED_KEYS)
     target = c.number(cert.get("target"), "certificate.target", none=True)
     if target is not None and not 0 < target <= 1:
         raise c.bad("certificate.target", f"is {target}, not in (0, 1]")
@@ -458,7 +484,7 @@ def _certificate(c: _Check, cert: Any) -> None:
         c.string(cert.get(k, ""), f"certificate.{k}", empty=True)
     c.obj(cert.get("knowledge", {}), "certificate.knowledge")
     aware = c.obj(cert.get("algorithm_aware", {}), "certificate.algorithm_aware")
-    c.keys(aware, "certificate.algorithm_aware", ("adversary", "reason"))
+    c.keys(aware, "certificate.algorithm_aware", *AWARE_KEYS)
     if aware.get("adversary") is not None:
         c.string(aware["adversary"], "certificate.algorithm_aware.adversary")
     c.string(aware.get("reason", ""), "certificate.algorithm_aware.reason", empty=True)
@@ -468,8 +494,8 @@ def _certificate(c: _Check, cert: Any) -> None:
     for i, ln in enumerate(c.lst(cert.get("lines", []), "certificate.lines")):
         key = f"certificate.lines[{i}]"
         ln = c.obj(ln, key)
-        c.keys(ln, key, _LINE_KEYS, ("name", "passes"))
-        c.choice(ln["name"], f"{key}.name", ("identity", "attribute"))
+        c.keys(ln, key, *LINE_KEYS)
+        c.choice(ln["name"], f"{key}.name", LINE_NAMES)
         lines_ok &= c.boolean(ln["passes"], f"{key}.passes")
         c.boolean(ln.get("certainty", False), f"{key}.certainty")
         for k in ("source", "text"):
@@ -489,7 +515,7 @@ def _certificate(c: _Check, cert: Any) -> None:
     for i, f in enumerate(c.lst(cert["adversaries"], "certificate.adversaries")):
         key = f"certificate.adversaries[{i}]"
         f = c.obj(f, key)
-        c.keys(f, key, (*_FINDING_KEYS, *_FINDING_COUNTS), ("adversary", "applies", "ran"))
+        c.keys(f, key, *FINDING_KEYS)
         c.string(f["adversary"], f"{key}.adversary")
         for k in ("title", "paper", "disclosure", "reason", "method"):
             c.string(f.get(k, ""), f"{key}.{k}", empty=True)
@@ -519,13 +545,9 @@ def _certificate(c: _Check, cert: Any) -> None:
 
 
 def _files(c: _Check, files: Mapping[str, Any], *, bucketized: bool, database: bool) -> None:
-    if database:
-        allowed = ("rows", "dtypes", "content_sha256", "sa_rows", "sa_dtypes")
-        required = ("rows", "dtypes", "content_sha256") + (("sa_rows", "sa_dtypes") if bucketized else ())
-    else:
-        allowed = ("data", "rows", "sha256", "dtypes", "sa_table", "sa_rows", "sa_sha256", "sa_dtypes")
-        required = ("data", "rows", "sha256", "dtypes") + (
-            ("sa_table", "sa_rows", "sa_sha256", "sa_dtypes") if bucketized else ())
+    allowed, required = DATABASE_FILE_KEYS if database else FILE_KEYS
+    if bucketized:  # the SA-table's keys are required too
+        required = (*required, *(k for k in allowed if k.startswith("sa_")))
     c.keys(files, "files", allowed if bucketized else [k for k in allowed if not k.startswith("sa_")], required)
     for k in ("rows", "sa_rows"):
         if k in files:

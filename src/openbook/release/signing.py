@@ -70,7 +70,11 @@ def new_key(path: str | os.PathLike, *, force: bool = False) -> tuple[Path, Path
     _write_private(priv_path, priv)
     from .io import write_plain
 
-    write_plain(pub_path, lambda tmp: (tmp.write_bytes(pub), os.chmod(tmp, 0o644)))
+    def write_public(tmp: Path) -> None:
+        tmp.write_bytes(pub)
+        os.chmod(tmp, 0o644)
+
+    write_plain(pub_path, write_public)
     return priv_path, pub_path, fingerprint(key.public_key())
 
 

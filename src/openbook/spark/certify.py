@@ -39,6 +39,7 @@ import numpy as np
 from ..models.base import SADomain
 from .classes import Figures
 
+
 class ReleaseView:
     """What the adversaries' ``applies_to`` / ``knows_algorithm`` and the targets read of a
     release — its record (``meta``), kind and columns — without its rows, which stay on the
@@ -108,8 +109,7 @@ def spark_certificate(view: ReleaseView, classes: dict[str, Any], tg: dict[str, 
     ``n_people``: the original table's rows; ``n_absent`` people withheld, whose baseline
     posterior is ``absent_baseline`` (``{"max", "above", "dmax"}``); ``replay()``: the replay
     finding's figures (:mod:`.replay`), ``None`` when the algorithm's replay cannot run here."""
-    from ..attacks.adversary import adversaries as registry
-    from ..attacks.adversary import make_adversary
+    from ..attacks.adversary import adversaries as registry, make_adversary
     from ..attacks.awareness import awareness
     from ..certificate import FAIL, PASS, Certificate, certificate_lines
 

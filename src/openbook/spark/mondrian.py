@@ -139,8 +139,7 @@ def verify(res: SparkMondrianResult, figures: Any = None) -> dict[str, Any]:
     (nothing is then written)."""
     from pyspark.sql import functions as F
 
-    from .classes import FRAG as CFRAG
-    from .classes import check_record, class_pass, published_counts, release_domain
+    from .classes import FRAG as CFRAG, check_record, class_pass, published_counts, release_domain
 
     model, st = res.model, res.st
     labels = [label_col(j) for j in range(st.d)]

@@ -175,8 +175,7 @@ def _tied_first(st: SparkTable, plan: dict[str, np.ndarray], nodes: np.ndarray, 
     """For each node ``nodes[i]``: the SA counts of the ``ties[i]`` first rows (in input
     order) whose dimension ``dims[i]`` equals ``values[i]``, and the largest of their row ids."""
     import pyarrow as pa
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
+    from pyspark.sql import Window, functions as F
 
     d, n_sa = st.d, st.n_sa
     where = np.full(len(plan["dim"]), -1, dtype=np.int64)

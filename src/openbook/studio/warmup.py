@@ -21,12 +21,12 @@ def _warm() -> None:
     import warnings
 
     os.environ["OPENBOOK_PROGRESS"] = "0"
+    from ..algorithms import make_algorithm
     from ..certificate import certify_release
     from ..data.datasets import load_dataset
     from ..data.schema import Schema
     from ..data.table import encode
     from ..models import make_model
-    from ..algorithms import make_algorithm
     from ..report.html import query_error_table
     from ..utility.metrics import utility_summary, view_from_release
 

@@ -6,11 +6,11 @@ import pytest
 
 from openbook.algorithms.registry import make_algorithm
 from openbook.attacks.robustness import audit_groups
-from openbook.inference.knowledge import mine_knowledge
-from openbook.inference.theorem1 import delta_max
 from openbook.data.schema import Schema
 from openbook.data.table import encode
 from openbook.errors import ParameterError
+from openbook.inference.knowledge import mine_knowledge
+from openbook.inference.theorem1 import delta_max
 from openbook.models.registry import make_model
 
 

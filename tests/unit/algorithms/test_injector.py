@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from openbook.algorithms.registry import make_algorithm
 from openbook.algorithms.injector import negative_rules
+from openbook.algorithms.registry import make_algorithm
 from openbook.data.schema import Schema
 from openbook.data.table import encode
 from openbook.errors import ParameterError

@@ -62,9 +62,9 @@ def test_projection_fails_only_failing_nodes(spec):
     """Every node a single QI rules out (``projection_fails``, as the search applies it: the
     model where satisfaction is upward closed, the necessary condition elsewhere) fails by
     brute force over its rows; and the rule does rule nodes out."""
-    from openbook.algorithms.lattice import Lattice
-
     from test_lattice_minimal import BUDGETS, _brute_satisfying, _table
+
+    from openbook.algorithms.lattice import Lattice
 
     model = make_model(spec)
     ruled = 0

@@ -5,14 +5,13 @@ own frequency table and from one streamed in small Arrow batches."""
 import numpy as np
 import pyarrow as pa
 import pytest
+from test_lattice_minimal import _frame_and_schema, _table
 
 from openbook.algorithms import make_algorithm
 from openbook.algorithms.lattice_frequency import search_frequency
 from openbook.data.frequency import FrequencyTable, frequency_table
 from openbook.errors import InfeasibleError
 from openbook.models import make_model
-
-from test_lattice_minimal import _frame_and_schema, _table
 
 
 def _same(got: dict, want: dict) -> None:

@@ -13,9 +13,17 @@ import itertools
 
 import numpy as np
 import pytest
+from test_lattice_minimal import (
+    BUDGETS,
+    MODELS,
+    _brute_satisfying,
+    _check_anonymizer,
+    _minimal_of,
+    _table,
+    brute_optimum,
+)
 
-from openbook.algorithms import lattice_kernels as lk
-from openbook.algorithms import make_algorithm
+from openbook.algorithms import lattice_kernels as lk, make_algorithm
 from openbook.algorithms.lattice import Lattice
 from openbook.algorithms.lattice_counts import ClassEngine, ModelCheck
 from openbook.data.grouping import group_ids
@@ -24,9 +32,6 @@ from openbook.errors import InfeasibleError
 from openbook.hierarchy import from_levels
 from openbook.models import make_model
 from openbook.release import Partition
-
-from test_lattice_minimal import BUDGETS, MODELS, _brute_satisfying, _check_anonymizer, _minimal_of, _table, \
-    brute_optimum
 
 
 @pytest.fixture(params=["numpy", "compiled"])

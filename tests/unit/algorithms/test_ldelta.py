@@ -8,8 +8,15 @@ import math
 import numpy as np
 import pytest
 
-from openbook.algorithms.ldelta import (estimate_distribution, generalize_ind, greedy_generalize, mech_l_delta,
-                                        qi_index, sample_size, sweep_p)
+from openbook.algorithms.ldelta import (
+    estimate_distribution,
+    generalize_ind,
+    greedy_generalize,
+    mech_l_delta,
+    qi_index,
+    sample_size,
+    sweep_p,
+)
 from openbook.data.table import EncodedTable
 from openbook.errors import InfeasibleError, ParameterError, VerificationError
 

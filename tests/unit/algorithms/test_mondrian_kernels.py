@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from openbook.algorithms import make_algorithm
-from openbook.algorithms import mondrian_kernels as mk
-from openbook.algorithms import mondrian_planner as mp
-from openbook.models import make_model
 from test_mondrian_reference import MODELS, assert_same_tree, random_table, reference_tree
+
+from openbook.algorithms import make_algorithm, mondrian_kernels as mk, mondrian_planner as mp
+from openbook.models import make_model
 
 WAYS = ["plain", "numpy", "compiled"]
 

@@ -4,10 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from openbook.inference.knowledge import attribute_sets, mine_knowledge
 from openbook.data.schema import Schema
 from openbook.data.table import encode
 from openbook.errors import ParameterError
+from openbook.inference.knowledge import attribute_sets, mine_knowledge
 
 
 def _table(n=400, seed=0):

@@ -9,10 +9,9 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from openbook.algorithms.suppression import is_eligible, r_suppression, unsafe_d_suppression
+from openbook.algorithms.suppression import is_eligible, r_suppression
 from openbook.attacks.eligibility import (
     eligibility_attack,
     posterior_by_enumeration,

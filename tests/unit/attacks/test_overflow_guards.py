@@ -7,8 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from openbook.attacks.credibility import class_posterior_multi, minimality_attack
 from openbook.data.schema import Schema

@@ -6,13 +6,13 @@ from itertools import permutations
 import numpy as np
 import pytest
 
+from openbook.errors import ParameterError
 from openbook.inference.group import group_posteriors
 from openbook.inference.multiset_dp import exact_posteriors
 from openbook.inference.permanent import permanent_glynn, posteriors_by_permanents
 from openbook.inference.row_types import row_type_posteriors
 from openbook.inference.sampler import sampled_posteriors
 from openbook.inference.states import n_states
-from openbook.errors import ParameterError
 
 _PERMS = {n: np.array(list(permutations(range(n))), dtype=np.int64) for n in range(1, 9)}
 

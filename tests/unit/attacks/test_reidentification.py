@@ -14,16 +14,13 @@ import mpmath as mp
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from scipy import special
 
-from openbook.attacks import population as pm
-from openbook.attacks import reidentification as rid
+from openbook.attacks import population as pm, reidentification as rid
 from openbook.data.schema import Schema
 from openbook.data.table import encode
 from openbook.errors import DataError, ParameterError
-
 
 
 def _table():

@@ -12,8 +12,8 @@ import itertools
 import numpy as np
 import pytest
 
-from openbook.algorithms.registry import make_algorithm
 from openbook.algorithms.greedy import RandomizedGreedyGrouping
+from openbook.algorithms.registry import make_algorithm
 from openbook.attacks.replay import canonical as _canonical, leaf_tables, replay_attack, with_sa as _with_sa
 from openbook.data.table import EncodedTable
 from openbook.errors import OpenbookError, ParameterError

@@ -17,18 +17,17 @@ import math
 
 import numpy as np
 import pytest
+from test_replay import MODELS, _interleaved_table, _table, brute_force
 
 from openbook.algorithms.registry import make_algorithm
 from openbook.attacks.replay import Decisions, Unit, replay_attack, splits
 from openbook.attacks.replay.engine import unit_tables, weight_chunked
-from openbook.attacks.replay.solve import classes, tables_lower_bound
 from openbook.attacks.replay.exact import log_all_tables, pruned
+from openbook.attacks.replay.solve import classes, tables_lower_bound
 from openbook.data.table import EncodedTable
 from openbook.errors import OpenbookError
 from openbook.models.registry import make_model
 from openbook.release.align import published_classes
-
-from test_replay import MODELS, _interleaved_table, _table, brute_force
 
 
 def _domain(n_sa: int):

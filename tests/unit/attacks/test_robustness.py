@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 
 from openbook.attacks.robustness import audit_groups, audit_release
-from openbook.inference.knowledge import mine_knowledge
-from openbook.inference.theorem1 import delta_max, min_group_size
 from openbook.data.schema import Schema
 from openbook.data.table import encode
 from openbook.errors import ParameterError
+from openbook.inference.knowledge import mine_knowledge
+from openbook.inference.theorem1 import delta_max, min_group_size
 
 
 def _table(n=120, seed=0):

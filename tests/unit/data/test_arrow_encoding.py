@@ -13,18 +13,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from arrow_cases import (
-    arrow_source,
-    assert_same_table,
-    csv_tables,
-    outcome,
-    plain,
-    reference,
-    typed_tables,
-    write_csv,
-)
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from openbook.data import adult
 from openbook.data.arrow import FileSource, NeedsPandas, TableSource
@@ -35,6 +24,17 @@ from openbook.data.grouping import _factorize_dense, _factorize_sorting
 from openbook.data.loaders import numeric_where_possible, read_source, read_table
 from openbook.data.schema import Column, Schema
 from openbook.data.table import encode
+
+from arrow_cases import (
+    arrow_source,
+    assert_same_table,
+    csv_tables,
+    outcome,
+    plain,
+    reference,
+    typed_tables,
+    write_csv,
+)
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

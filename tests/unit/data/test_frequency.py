@@ -9,6 +9,16 @@ import json
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from openbook.attacks.reidentification import reidentification_risk
+from openbook.cli import main
+from openbook.cli.check import identity_of_classes
+from openbook.data.datasets import load_dataset
+from openbook.data.frequency import FrequencyTable, frequency_table
+from openbook.data.grouping import group_ids
+from openbook.models.levels import compute_levels
+
 from arrow_cases import (
     arrow_source,
     assert_same_frequency,
@@ -19,16 +29,6 @@ from arrow_cases import (
     typed_tables,
     write_csv,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from openbook.attacks.reidentification import reidentification_risk
-from openbook.cli import main
-from openbook.cli.check import identity_of_classes
-from openbook.data.datasets import load_dataset
-from openbook.data.frequency import FrequencyTable, frequency_table
-from openbook.data.grouping import group_ids
-from openbook.models.levels import compute_levels
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 

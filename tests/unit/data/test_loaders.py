@@ -1,6 +1,5 @@
 import sqlite3
 
-import pandas as pd
 import pytest
 
 from openbook.data.loaders import read_table

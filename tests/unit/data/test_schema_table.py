@@ -1,5 +1,4 @@
 import numpy as np
-import pandas as pd
 import pytest
 
 from openbook.data.grouping import group_ids

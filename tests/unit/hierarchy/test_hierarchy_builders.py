@@ -7,8 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from openbook.errors import HierarchyError, ParameterError
 from openbook.hierarchy import auto, flat, from_levels, from_mapping, interval_ladder, ordinal

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from openbook.errors import HierarchyError, ParameterError
-from openbook.hierarchy import arx_rows, parse_arx_text
-from openbook.hierarchy import wizard as w
+from openbook.hierarchy import arx_rows, parse_arx_text, wizard as w
 from openbook.hierarchy.detect import (
     CODE_MIN_DIGITS,
     MANY_VALUES,

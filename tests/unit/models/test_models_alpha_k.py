@@ -1,9 +1,10 @@
 import numpy as np
 import pytest
-from models_testkit import make_domain
 
 from openbook.errors import InfeasibleError, ParameterError
 from openbook.models import AlphaKAnonymity, SimpleLDiversity
+
+from models_testkit import make_domain
 
 # values: flu, hiv, cancer, none; sensitive set "sens" = {hiv, cancer}
 DOMAIN = make_domain(

@@ -1,11 +1,10 @@
-"""One contract every privacy model goes through (DESIGN.md, scikit-learn's
+"""One contract every privacy model goes through (docs/design.md, "Conventions"; scikit-learn's
 ``parametrize_with_checks``): vectorised answers of the right shape and type, input left
 untouched, levels consistent with ``holds``, monotonicity when declared, ``validate``
 exactly when the whole table as one group fails."""
 
 import numpy as np
 import pytest
-from models_testkit import make_domain, random_tree
 
 from openbook.errors import InfeasibleError
 from openbook.models import (
@@ -20,6 +19,8 @@ from openbook.models import (
     SimpleLDiversity,
     TCloseness,
 )
+
+from models_testkit import make_domain, random_tree
 
 M = 5
 MODELS = [

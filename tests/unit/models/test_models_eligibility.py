@@ -1,9 +1,10 @@
 import numpy as np
 import pytest
-from models_testkit import make_domain
 
 from openbook.errors import InfeasibleError, ParameterError
 from openbook.models import LEligibility, explain_eligibility
+
+from models_testkit import make_domain
 
 # Paper 004 Example (Figure 1 / Example 4): T = {S1:10, S2:4, S3:2, S4:1, S5:1}, l = 3.
 PAPER_T = [10, 4, 2, 1, 1]

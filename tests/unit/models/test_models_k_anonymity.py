@@ -1,9 +1,10 @@
 import numpy as np
 import pytest
-from models_testkit import make_domain
 
 from openbook.errors import InfeasibleError, ParameterError
 from openbook.models import KAnonymity
+
+from models_testkit import make_domain
 
 DOMAIN = make_domain([4, 3, 1])
 # group sizes: 3, 5, 0 (empty)

@@ -1,9 +1,10 @@
 import numpy as np
 import pytest
-from models_testkit import make_domain
 
 from openbook.errors import InfeasibleError, ParameterError
 from openbook.models import KEAnonymity
+
+from models_testkit import make_domain
 
 # Paper 001 Table 11: Income, k = 2, e = 5k; values 10k, 20k, 30k, 40k
 DOMAIN = make_domain(

@@ -2,10 +2,11 @@ import math
 
 import numpy as np
 import pytest
-from models_testkit import make_domain
 
 from openbook.errors import InfeasibleError, ParameterError
 from openbook.models import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
+
+from models_testkit import make_domain
 
 DOMAIN = make_domain([6, 4, 3, 2])
 COUNTS = np.array(

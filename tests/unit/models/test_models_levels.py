@@ -3,7 +3,6 @@ import time
 
 import numpy as np
 import pytest
-from models_testkit import Tree, make_domain
 
 from openbook.models import (
     AlphaKAnonymity,
@@ -13,6 +12,8 @@ from openbook.models import (
     TCloseness,
     compute_levels,
 )
+
+from models_testkit import Tree, make_domain
 
 
 def test_hand_computed_levels():

@@ -14,7 +14,6 @@ import itertools
 
 import numpy as np
 import pytest
-from models_testkit import make_domain, tree_from_parents
 
 from openbook.models import (
     AllOf,
@@ -28,6 +27,8 @@ from openbook.models import (
     SimpleLDiversity,
     TCloseness,
 )
+
+from models_testkit import make_domain, tree_from_parents
 
 #: every count vector of the box, one row each
 BOX = np.array(list(itertools.product(range(5), repeat=3)), dtype=np.int64)

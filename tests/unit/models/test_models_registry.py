@@ -144,6 +144,7 @@ def test_bad_specs(spec, match):
 
 def test_all_of_semantics():
     import numpy as np
+
     from models_testkit import make_domain
 
     dom = make_domain([3, 3, 2])

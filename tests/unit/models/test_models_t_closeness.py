@@ -1,5 +1,9 @@
 import numpy as np
 import pytest
+
+from openbook.errors import ParameterError
+from openbook.models import TCloseness
+
 from models_testkit import (
     Tree,
     emd_lp,
@@ -8,9 +12,6 @@ from models_testkit import (
     random_parents,
     tree_from_parents,
 )
-
-from openbook.errors import ParameterError
-from openbook.models import TCloseness
 
 # table distribution Q = (4, 2, 2) / 8 = (.5, .25, .25)
 DOMAIN = make_domain([4, 2, 2], numeric=[10.0, 30.0, 20.0])

@@ -14,8 +14,7 @@ from openbook.algorithms.registry import make_algorithm
 from openbook.data.schema import Schema
 from openbook.data.table import encode
 from openbook.models import make_model
-from openbook.release import Partition, build_release
-from openbook.release import local_frame as lf
+from openbook.release import Partition, build_release, local_frame as lf
 from openbook.release.release import stable_argsort
 
 

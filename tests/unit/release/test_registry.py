@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from openbook.data.table import EncodedTable
 from openbook.attacks.linkage_audit import audit_registry
+from openbook.data.table import EncodedTable
 from openbook.errors import ParameterError, PrivacyLeakWarning, RiskError
 from openbook.release import Partition, build_release
 from openbook.release.registry import ReleaseRegistry

@@ -3,7 +3,6 @@
 import re
 
 import numpy as np
-import pandas as pd
 
 from openbook.attacks.baseline import baseline_attack
 from openbook.data.schema import Schema

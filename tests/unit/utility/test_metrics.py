@@ -10,8 +10,17 @@ from openbook.data.table import encode
 from openbook.errors import ParameterError
 from openbook.hierarchy import builders
 from openbook.release import Partition, build_release
-from openbook.utility.metrics import (class_stats, discernibility, information_loss, ncp, release_utility,
-                                      sa_distortion, utility_summary, view_from_partition, view_from_release)
+from openbook.utility.metrics import (
+    class_stats,
+    discernibility,
+    information_loss,
+    ncp,
+    release_utility,
+    sa_distortion,
+    utility_summary,
+    view_from_partition,
+    view_from_release,
+)
 
 EDU = paper001_fig1_taxonomy()
 LEAVES = [v for v in EDU if v not in set(EDU.values())]

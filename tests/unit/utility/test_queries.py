@@ -3,8 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from openbook.data.schema import Schema
 from openbook.data.table import encode
@@ -12,8 +11,16 @@ from openbook.errors import ParameterError
 from openbook.hierarchy import builders
 from openbook.release import Partition, build_release
 from openbook.utility.metrics import view_from_partition, view_from_release
-from openbook.utility.queries import (answer_all, average_relative_error, correlated_subsets, estimate_answers,
-                                      exact_answers, independence_estimates, make_workload, relative_errors)
+from openbook.utility.queries import (
+    answer_all,
+    average_relative_error,
+    correlated_subsets,
+    estimate_answers,
+    exact_answers,
+    independence_estimates,
+    make_workload,
+    relative_errors,
+)
 
 CITY = {"a1": "A", "a2": "A", "b1": "B", "b2": "B", "b3": "B", "A": "*", "B": "*"}
 

@@ -44,8 +44,8 @@ from .attack import (
     seating,
 )
 from .engine import Decisions, Region, Unit, leaf_tables
-from .solve import UnitResult, solve_unit
 from .generic import NO_INFORMATION, canonical, set_only_mask, with_sa
+from .solve import UnitResult, solve_unit
 
 __all__ = ["DETERMINISTIC", "NO_INFORMATION", "STRUCTURED", "Decisions", "Region", "Unit", "UnitResult",
            "algorithm_from_provenance", "canonical", "leaf_tables", "publisher_release", "replay_attack",

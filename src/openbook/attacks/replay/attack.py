@@ -30,10 +30,10 @@ from ...release.align import Alignment, align, published_classes, rows_by_sa, se
 from ..base import AttackResult, model_l
 from .batch import batchable, chain_batchable, sample_chains, solve_batch
 from .engine import Unit
-from .solve import solve_unit
 from .generic import NO_INFORMATION, canonical, no_information_units, rerun_units, with_sa
 from .greedy import gg_units, run_seating, settle_ties
 from .mondrian import mondrian_units
+from .solve import solve_unit
 from .symmetric import sg_units
 
 #: algorithms whose groups the replay rebuilds from their own structure
@@ -125,7 +125,7 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
     se = np.zeros((table.n_rows, len(names)))
     unresolved = np.zeros(table.n_rows, dtype=bool)
     seeds = rng.integers(0, 2**31 - 1, size=max(1, len(units)))
-    info = {"group": [], "unit": [], "exact": [], "worlds": [], "accepted": [], "unit_kind": []}
+    info: dict[str, list[object]] = {"group": [], "unit": [], "exact": [], "worlds": [], "accepted": [], "unit_kind": []}
     n_exact = n_sampled = n_unres = 0
     reasons: dict[str, list[int]] = {}  # why -> [units, classes, people]
     done: dict[int, Any] = {}
@@ -165,7 +165,7 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
         info["accepted"].extend([r.accepted] * g.size)
         info["unit_kind"].extend([u.kind] * g.size)
     post[group < 0] = np.nan
-    sens = masks.any(axis=0)[table.sa_codes]
+    sens = np.asarray(masks.any(axis=0))[table.sa_codes]
     return AttackResult(
         adversary="replay", posterior=post, targets=list(names), group=group,
         l=model_l(model) if l is None else l, stderr=se, sensitive=sens, unresolved=unresolved,

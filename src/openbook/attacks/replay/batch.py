@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from .engine import Unit, holds
-from .solve import UnitResult, classes
 from .kernels import batch_posteriors, batch_sides, unit_tables_nb
 from .sis import binary_chain_sis
+from .solve import UnitResult, classes
 
 #: a unit joins a batch with at most this many tables and cells
 BATCH_TABLES = 4096
@@ -103,6 +103,16 @@ def _solve_chunk(chunk: list, target_masks: np.ndarray, out: list) -> None:
 
 
 
+def _set_mask(unit: Unit) -> np.ndarray:
+    assert unit.set_mask is not None  # a chain_batchable unit
+    return unit.set_mask
+
+
+def _chain_params(unit: Unit) -> tuple:
+    assert unit.chain_params is not None  # a chain_batchable unit
+    return unit.chain_params
+
+
 def chain_batchable(unit: Unit) -> bool:
     """A GG/RGG one-group unit (its weight a chain of prefix factors) of one class with two
     SA classes — a sensitive value and the rest lumped (binary ℓ-diversity, the papers'
@@ -125,8 +135,8 @@ def sample_chains(units: list[Unit], target_masks: np.ndarray, worlds: int, seed
     if not units:
         return []
     n_sa = units[0].leaf_counts.shape[1]
-    sv = int(np.flatnonzero(units[0].set_mask)[0])
-    other = int(np.flatnonzero(~units[0].set_mask)[0])
+    sv = int(np.flatnonzero(_set_mask(units[0]))[0])
+    other = int(np.flatnonzero(~_set_mask(units[0]))[0])
     tmf = target_masks.T.astype(np.float64)
     k1 = np.array([u.leaf_counts[0, sv] for u in units], dtype=np.int64)
     k0 = np.array([u.leaf_counts[0].sum() for u in units], dtype=np.int64) - k1
@@ -145,10 +155,10 @@ def sample_chains(units: list[Unit], target_masks: np.ndarray, worlds: int, seed
         xs[h_ptr[i]:h_ptr[i + 1]] = np.tile(x, u.n_cells)
         rows[h_ptr[i]:h_ptr[i + 1]] = np.repeat(pref, x.size)
         lc = u.leaf_counts[0]
-        ov = np.flatnonzero(~u.set_mask)
+        ov = np.flatnonzero(~_set_mask(u))
         tms[i, 0] = tmf[sv]
         tms[i, 1] = (lc[ov] / max(lc[ov].sum(), 1)) @ tmf[ov]
-    model, domain = units[0].chain_params[0], units[0].chain_params[1]
+    model, domain = _chain_params(units[0])[0], _chain_params(units[0])[1]
     feasible = np.flatnonzero(rows >= xs)
     pairs, inv = np.unique(rows[feasible] * (int(xs.max(initial=0)) + 1) + xs[feasible], return_inverse=True)
     vec = np.zeros((pairs.size, n_sa), dtype=np.int64)
@@ -156,8 +166,8 @@ def sample_chains(units: list[Unit], target_masks: np.ndarray, worlds: int, seed
     vec[:, other] = pairs // (int(xs.max(initial=0)) + 1) - vec[:, sv]
     H = np.zeros(xs.size, dtype=np.bool_)
     H[feasible] = np.asarray(holds(model, domain, vec), dtype=bool)[inv.ravel()] if pairs.size else False
-    p = np.array([u.chain_params[2] for u in units], dtype=np.float64)
-    stop = np.array([u.chain_params[3] for u in units], dtype=np.float64)
+    p = np.array([_chain_params(u)[2] for u in units], dtype=np.float64)
+    stop = np.array([_chain_params(u)[3] for u in units], dtype=np.float64)
     post, se, ess = binary_chain_sis(k1, k0, sizes, cell_ptr, H, h_ptr, p, stop, tms,
                                      np.asarray(seeds, dtype=np.int64), int(worlds), _SIS_TABLE)
     out = []

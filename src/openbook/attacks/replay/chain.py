@@ -43,6 +43,7 @@ def chain_weight(unit: Unit, counts: np.ndarray, rep: np.ndarray, n_sa: int) -> 
             alive = alive[out[alive] > 0]
             a += blk
         return out
+    assert unit.chain is not None  # a chain unit: its factor, or its parameters
     pref = np.cumsum(counts, axis=1)
     for j in range(counts.shape[1]):
         out *= unit.chain(j, expand(pref[:, j], rep, n_sa))
@@ -66,7 +67,9 @@ def _factors(unit: Unit, layers: list[np.ndarray], rep: np.ndarray, n_sa: int) -
     """The chain's factor at every state of every layer (``layers[j]``: prefix ``j``): with
     the chain's parameters known (model, p, stop) one model call for all layers."""
     if unit.chain_params is None:
-        return [np.asarray(unit.chain(j, expand(S, rep, n_sa)), dtype=np.float64) for j, S in enumerate(layers)]
+        chain = unit.chain
+        assert chain is not None  # a chain unit: its factor, or its parameters
+        return [np.asarray(chain(j, expand(S, rep, n_sa)), dtype=np.float64) for j, S in enumerate(layers)]
     model, domain, p, stop = unit.chain_params
     H = holds(model, domain, expand(np.concatenate(layers), rep, n_sa))
     out = []
@@ -146,7 +149,7 @@ def chain_dp(unit: Unit, K: np.ndarray, sizes: np.ndarray, rep: np.ndarray, n_sa
         if not m > 0:
             return np.full((unit.n_cells, K.size), np.nan), float(sum(L.shape[0] for L in layers)), 0.0, False
         alpha.append(a / m)
-    beta = [None] * (B + 1)
+    beta: list[np.ndarray] = [np.ones(0)] * (B + 1)  # each filled below
     beta[B] = np.ones(layers[B].shape[0])
     for j in range(B - 1, -1, -1):
         i0, i1, logw, _ = trans[j]

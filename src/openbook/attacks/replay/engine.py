@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from math import lgamma
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -101,10 +101,12 @@ class Decisions:
         sides = np.asarray(self._lr.T.dot(flat.T).T).reshape(W, v, 2 * k)
         sides = np.rint(sides).astype(np.int64).transpose(0, 2, 1)  # (W, 2k, v)
         if rep is not None:
+            assert n_sa is not None
             full = np.zeros((W, 2 * k, int(n_sa)), dtype=np.int64)
             full[:, :, rep] = sides
             sides = full
         if self.off_left is not None:
+            assert self.off_right is not None  # the offsets come as a pair
             sides[:, :k] += self.off_left[None]
             sides[:, k:] += self.off_right[None]
         pair = np.stack([sides[:, :k], sides[:, k:]], axis=2)  # (W, k, 2, n_sa)
@@ -151,6 +153,7 @@ class Region:
             return vals
         out = np.empty((counts.shape[0], self.cells.size), dtype=np.int64)
         out[:, live] = vals
+        assert self.fixed_sa is not None  # cells not live have fixed SA codes
         out[:, ~live] = self.fixed_sa[~live][None, :]
         return out
 
@@ -224,7 +227,7 @@ def weight(unit: Unit, counts: np.ndarray, rep: np.ndarray, n_sa: int) -> np.nda
     return out
 
 
-def regions_pass(items: list[tuple[Region, np.ndarray, np.ndarray | None]]) -> list[np.ndarray]:
+def regions_pass(items: Sequence[tuple[Region, np.ndarray, np.ndarray | None]]) -> list[np.ndarray]:
     """For each ``(region, counts (W, cells, V), rep)``: ``(W,)`` does the re-run of the
     region publish the observed classes in each world? A check depends only on the counts
     of the region's cells, so each distinct configuration is re-run once, and the regions

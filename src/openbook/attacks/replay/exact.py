@@ -3,7 +3,8 @@
 the published grouping").
 
 A unit's contingency tables (SA class counts per cell, :mod:`.engine`) are enumerated depth
-first, cell by cell. A :class:`~.engine.Decisions` constraint reads the counts of its two
+first, cell by cell (the kernel :func:`.kernels.pruned_tables`, which also lists every table of
+a unit for :func:`.kernels.unit_tables_nb`). A :class:`~.engine.Decisions` constraint reads the counts of its two
 sides, each a set of cells plus a constant offset; once the last cell of a decision is
 filled its outcome is known, and a partial table that decides differently from the
 publisher is dropped with every table below it. So the search visits the tables that keep
@@ -23,154 +24,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from .engine import Unit, expand, holds
+from .kernels import pruned_tables
 
 #: largest number of table-lookup entries (every side of every decision) built for a unit
 LUT_LIMIT = 4_000_000
-
-
-@njit(cache=True)
-def pruned_tables(sizes, cell_leaf, K, cs_ptr, cs_side, side_rad, lut_ptr, lut, end_ptr, end_dec, accepted,
-                  lgam, limit, store_cap):  # pragma: no cover - compiled
-    """Depth-first enumeration of the ``(C, V)`` tables (row sums ``sizes``, per leaf —
-    cells with equal ``cell_leaf``, in any order — column sums ``K[leaf]``) keeping every
-    decision. Cell ``c`` lies on the sides ``cs_side[cs_ptr[c]:cs_ptr[c+1]]``; side ``s``
-    holds iff ``lut[lut_ptr[s] + Σ_v y_v·side_rad[s, v]]`` (``y`` its counts from cells);
-    decisions ``end_dec[end_ptr[c]:end_ptr[c+1]]`` are complete after cell ``c``, and
-    decision ``d`` (sides ``2d``, ``2d+1``) is kept iff both hold == ``accepted[d]``.
-
-    Returns ``(acc (C, V), tot, ref, n_kept, visited, ok, tabs, logw, stored_ok)``: the
-    weighted class counts and total weight of the kept tables, both scaled by ``exp(-ref)``;
-    ``visited`` = tables and cut-off partial tables seen (``ok`` False above ``limit``); the
-    kept tables and their log weights when ``store_cap > 0`` (``stored_ok`` False past it)."""
-    C = sizes.size
-    V = K.shape[1]
-    P = C * V
-    S = side_rad.shape[0]
-    last_of_leaf = np.zeros(C, np.bool_)  # the leaf's last cell in this order: its remainder
-    seen = np.zeros(K.shape[0], np.bool_)
-    for c in range(C - 1, -1, -1):
-        if not seen[cell_leaf[c]]:
-            seen[cell_leaf[c]] = True
-            last_of_leaf[c] = True
-    hi = np.zeros(P, np.int64)
-    val = np.zeros(P, np.int64)
-    lw = np.zeros(P + 1)
-    y = np.zeros((S, V), np.int64)
-    acc = np.zeros((C, V))
-    tot = 0.0
-    ref = -1e300
-    n_kept = 0
-    visited = 0
-    cap0 = 0
-    if store_cap > 0:
-        cap0 = min(store_cap, 1024)
-    tabs = np.zeros((cap0, C, V), np.int32)
-    logw = np.zeros(cap0)
-    stored_ok = True
-    if P == 0:
-        return acc, 1.0, 0.0, 1, 1, True, np.zeros((1, C, V), np.int32), np.zeros(1), True
-    rem = K.astype(np.int64).copy()
-    left = sizes.astype(np.int64).copy()
-    p = 0
-    fresh = True
-    while True:
-        c = p // V
-        v = p % V
-        lf = cell_leaf[c]
-        if fresh:  # entering entry p: its range given the entries before it
-            if last_of_leaf[c]:
-                lo, hi[p] = rem[lf, v], (rem[lf, v] if rem[lf, v] <= left[c] else -1)
-            elif v == V - 1:
-                lo, hi[p] = left[c], (left[c] if left[c] <= rem[lf, v] else -1)
-            else:
-                rest = 0
-                for u in range(v + 1, V):
-                    rest += rem[lf, u]
-                lo, hi[p] = max(0, left[c] - rest), min(rem[lf, v], left[c])
-            if lo > hi[p]:  # no value fits: back to the entry before
-                fresh = False
-                p -= 1
-                if p < 0:
-                    break
-                continue
-            val[p] = lo
-        else:  # back at entry p: undo it and try its next value
-            rem[lf, v] += val[p]
-            left[c] += val[p]
-            for q in range(cs_ptr[c], cs_ptr[c + 1]):
-                y[cs_side[q], v] -= val[p]
-            if val[p] >= hi[p]:
-                p -= 1
-                if p < 0:
-                    break
-                continue
-            val[p] += 1
-        rem[lf, v] -= val[p]
-        left[c] -= val[p]
-        for q in range(cs_ptr[c], cs_ptr[c + 1]):
-            y[cs_side[q], v] += val[p]
-        lw[p + 1] = lw[p] - lgam[val[p]]
-        if v == V - 1:  # cell c complete: the decisions it completes
-            keep = True
-            for q in range(end_ptr[c], end_ptr[c + 1]):
-                d = end_dec[q]
-                both = True
-                for s in (2 * d, 2 * d + 1):
-                    key = 0
-                    for u in range(V):
-                        key += y[s, u] * side_rad[s, u]
-                    if not lut[lut_ptr[s] + key]:
-                        both = False
-                if both != accepted[d]:
-                    keep = False
-                    break
-            if not keep:
-                visited += 1
-                if visited > limit:
-                    return acc, tot, ref, n_kept, visited, False, tabs[:0], logw[:0], False
-                fresh = False
-                continue
-        if p == P - 1:  # a complete table that keeps every decision
-            visited += 1
-            if visited > limit:
-                return acc, tot, ref, n_kept, visited, False, tabs[:0], logw[:0], False
-            w_log = lw[P]
-            if w_log > ref:
-                scale = math.exp(ref - w_log) if ref > -1e299 else 0.0
-                tot *= scale
-                for a in range(C):
-                    for b in range(V):
-                        acc[a, b] *= scale
-                ref = w_log
-            w = math.exp(w_log - ref)
-            tot += w
-            for q in range(P):
-                acc[q // V, q % V] += w * val[q]
-            if store_cap > 0 and stored_ok:
-                if n_kept >= store_cap:
-                    stored_ok = False
-                else:
-                    if n_kept >= tabs.shape[0]:
-                        grow = min(store_cap, 2 * tabs.shape[0] + 1)
-                        t2 = np.zeros((grow, C, V), np.int32)
-                        t2[:n_kept] = tabs[:n_kept]
-                        l2 = np.zeros(grow)
-                        l2[:n_kept] = logw[:n_kept]
-                        tabs = t2
-                        logw = l2
-                    for q in range(P):
-                        tabs[n_kept, q // V, q % V] = val[q]
-                    logw[n_kept] = w_log
-            n_kept += 1
-            fresh = False
-            continue
-        p += 1
-        fresh = True
-    n_st = min(n_kept, tabs.shape[0]) if stored_ok else 0
-    return acc, tot, ref, n_kept, visited, True, tabs[:n_st], logw[:n_st], stored_ok
 
 
 class Pruned:
@@ -253,9 +112,11 @@ def pruned(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, limit: float, 
                 r_ //= dims[v]
             y[:, V - 1] = rows - y[:, :V - 1].sum(axis=1)
             pts.append(y)
+        assert dec is not None  # sides come from decisions
         allp = np.concatenate(pts)
-        off = np.concatenate([np.repeat((dec.off_left if s % 2 == 0 else dec.off_right)[s // 2][None, :], p.shape[0], 0)
-                              if dec.off_left is not None else np.zeros((p.shape[0], n_sa), np.int64)
+        lr = None if dec.off_left is None or dec.off_right is None else (dec.off_left, dec.off_right)
+        off = np.concatenate([np.repeat(lr[s % 2][s // 2][None, :], p.shape[0], 0)
+                              if lr is not None else np.zeros((p.shape[0], n_sa), np.int64)
                               for s, p in enumerate(pts)])
         feas = allp[:, V - 1] >= 0
         full = expand(allp[feas], rep, n_sa) + off[feas]
@@ -266,7 +127,8 @@ def pruned(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, limit: float, 
     o = np.argsort(cs_cell, kind="stable")
     cs_ptr = np.concatenate([[0], np.cumsum(np.bincount(cs_cell, minlength=C))]).astype(np.int64)
     cs_side = cs_sid[o].astype(np.int64)
-    end = np.array([max(int(back[dec.left[i]].max(initial=-1)), int(back[dec.right[i]].max(initial=-1)), 0)
+    end = np.array([] if dec is None else
+                   [max(int(back[dec.left[i]].max(initial=-1)), int(back[dec.right[i]].max(initial=-1)), 0)
                     for i in range(k)], dtype=np.int64)
     oe = np.argsort(end, kind="stable")
     end_ptr = np.concatenate([[0], np.cumsum(np.bincount(end, minlength=C))]).astype(np.int64)

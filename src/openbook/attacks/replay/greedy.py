@@ -22,7 +22,7 @@ A class is one unit (its buckets are the cells); classes never share a run.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, cast
 
 import numpy as np
 
@@ -174,7 +174,7 @@ def _gg_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.nda
     suffix = np.cumsum(suffix[::-1], axis=0)[::-1]
     # a run that is a whole class seen from its start: the suffix's counts are the same in
     # every world, one model call for all of them
-    suffix_holds = holds(model, domain, suffix[:nb]) if p > 0 else None
+    suffix_holds = holds(model, domain, suffix[:nb]) if p > 0 else np.zeros(0, dtype=bool)
     dropped_after = np.r_[np.cumsum((cb < 0)[::-1])[::-1] > 0, False]
     units = []
     by_cls = np.argsort(run_cls, kind="stable")
@@ -452,13 +452,13 @@ def run_seating(algo: Any, release: Any, knowledge: EncodedTable, budget: int = 
         steps += 1
         if steps > budget:
             return None
-        s, cands, i = stack[-1]
+        s, cands, i = cast(tuple[int, list[tuple[int, int]], int], tuple(stack[-1]))
         if i == 0 and not cands:  # nothing closes from s: the tail
             if _tail(s, nb, groups, cap, P, bounds, published, algo, model, domain, knowledge, order, by_key):
                 done = True
                 break
         elif i < len(cands):
-            stack[-1][2] += 1
+            stack[-1][2] = i + 1
             e, c = cands[i]
             cap[c] -= P[e + 1] - P[s]
             groups.append((s, e, c))

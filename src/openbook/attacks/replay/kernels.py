@@ -319,75 +319,167 @@ def box_points(lo, hi, total, cap):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def unit_tables_nb(sizes, cell_leaf, K, limit):  # pragma: no cover - compiled
-    """Every ``(C, V)`` table of a unit — row sums ``sizes``, and for each leaf (cells with
-    ``cell_leaf == l``, contiguous) column sums ``K[l]`` — as ``(N, C, V)`` int32, depth
-    first over the entries (cell by cell, value by value); ``(0, C, V)`` and ``False``
-    above ``limit`` tables."""
+def pruned_tables(sizes, cell_leaf, K, cs_ptr, cs_side, side_rad, lut_ptr, lut, end_ptr, end_dec, accepted,
+                  lgam, limit, store_cap, weigh=True):  # pragma: no cover - compiled
+    """Depth-first enumeration of the ``(C, V)`` tables (row sums ``sizes``, per leaf —
+    cells with equal ``cell_leaf``, in any order — column sums ``K[leaf]``) keeping every
+    decision. Cell ``c`` lies on the sides ``cs_side[cs_ptr[c]:cs_ptr[c+1]]``; side ``s``
+    holds iff ``lut[lut_ptr[s] + Σ_v y_v·side_rad[s, v]]`` (``y`` its counts from cells);
+    decisions ``end_dec[end_ptr[c]:end_ptr[c+1]]`` are complete after cell ``c``, and
+    decision ``d`` (sides ``2d``, ``2d+1``) is kept iff both hold == ``accepted[d]``.
+
+    Returns ``(acc (C, V), tot, ref, n_kept, visited, ok, tabs, logw, stored_ok)``: the
+    weighted class counts and total weight of the kept tables, both scaled by ``exp(-ref)``;
+    ``visited`` = tables and cut-off partial tables seen (``ok`` False above ``limit``); the
+    kept tables and their log weights when ``store_cap > 0`` (``stored_ok`` False past it).
+    ``weigh`` False skips the weights (``acc``, ``tot`` and ``logw`` stay 0): the tables alone,
+    :func:`unit_tables_nb`. The one enumerator of a unit's tables: :mod:`.exact` imports it."""
     C = sizes.size
     V = K.shape[1]
     P = C * V
-    last_of_leaf = np.zeros(C, np.bool_)
-    for c in range(C):
-        last_of_leaf[c] = c == C - 1 or cell_leaf[c + 1] != cell_leaf[c]
+    S = side_rad.shape[0]
+    last_of_leaf = np.zeros(C, np.bool_)  # the leaf's last cell in this order: its remainder
+    seen = np.zeros(K.shape[0], np.bool_)
+    for c in range(C - 1, -1, -1):
+        if not seen[cell_leaf[c]]:
+            seen[cell_leaf[c]] = True
+            last_of_leaf[c] = True
     hi = np.zeros(P, np.int64)
     val = np.zeros(P, np.int64)
-    out = np.zeros((0, C, V), np.int32)
+    lw = np.zeros(P + 1)
+    y = np.zeros((S, V), np.int64)
+    acc = np.zeros((C, V))
+    tot = 0.0
+    ref = -1e300
+    n_kept = 0
+    visited = 0
+    cap0 = 0
+    if store_cap > 0:
+        cap0 = min(store_cap, 1024)
+    tabs = np.zeros((cap0, C, V), np.int32)
+    logw = np.zeros(cap0)
+    stored_ok = True
     if P == 0:
-        return np.zeros((1, C, V), np.int32), True
-    count = 0
-    for phase in range(2):  # count, then fill
-        if phase == 1:
-            out = np.empty((count, C, V), np.int32)
-        count = 0
-        rem = K.astype(np.int64).copy()
-        left = sizes.astype(np.int64).copy()
-        p = 0
-        fresh = True
-        while True:
-            c = p // V
-            v = p % V
-            lf = cell_leaf[c]
-            if fresh:  # entering entry p: its range given the entries before it
-                if last_of_leaf[c]:
-                    lo, hi[p] = rem[lf, v], (rem[lf, v] if rem[lf, v] <= left[c] else -1)
-                elif v == V - 1:
-                    lo, hi[p] = left[c], (left[c] if left[c] <= rem[lf, v] else -1)
-                else:
-                    rest = 0
-                    for u in range(v + 1, V):
-                        rest += rem[lf, u]
-                    lo, hi[p] = max(0, left[c] - rest), min(rem[lf, v], left[c])
-                if lo > hi[p]:  # no value fits: back to the entry before
-                    fresh = False
-                    p -= 1
-                    if p < 0:
-                        break
-                    continue
-                val[p] = lo
-            else:  # back at entry p: undo it and try its next value
-                rem[lf, v] += val[p]
-                left[c] += val[p]
-                if val[p] >= hi[p]:
-                    p -= 1
-                    if p < 0:
-                        break
-                    continue
-                val[p] += 1
-            rem[lf, v] -= val[p]
-            left[c] -= val[p]
-            if p == P - 1:  # a complete table
-                if phase == 1:
-                    for q in range(P):
-                        out[count, q // V, q % V] = val[q]
-                count += 1
-                if count > limit:
-                    return np.zeros((0, C, V), np.int32), False
+        return acc, 1.0, 0.0, 1, 1, True, np.zeros((1, C, V), np.int32), np.zeros(1), True
+    rem = K.astype(np.int64).copy()
+    left = sizes.astype(np.int64).copy()
+    p = 0
+    fresh = True
+    while True:
+        c = p // V
+        v = p % V
+        lf = cell_leaf[c]
+        if fresh:  # entering entry p: its range given the entries before it
+            if last_of_leaf[c]:
+                lo, hi[p] = rem[lf, v], (rem[lf, v] if rem[lf, v] <= left[c] else -1)
+            elif v == V - 1:
+                lo, hi[p] = left[c], (left[c] if left[c] <= rem[lf, v] else -1)
+            else:
+                rest = 0
+                for u in range(v + 1, V):
+                    rest += rem[lf, u]
+                lo, hi[p] = max(0, left[c] - rest), min(rem[lf, v], left[c])
+            if lo > hi[p]:  # no value fits: back to the entry before
+                fresh = False
+                p -= 1
+                if p < 0:
+                    break
+                continue
+            val[p] = lo
+        else:  # back at entry p: undo it and try its next value
+            rem[lf, v] += val[p]
+            left[c] += val[p]
+            for q in range(cs_ptr[c], cs_ptr[c + 1]):
+                y[cs_side[q], v] -= val[p]
+            if val[p] >= hi[p]:
+                p -= 1
+                if p < 0:
+                    break
+                continue
+            val[p] += 1
+        rem[lf, v] -= val[p]
+        left[c] -= val[p]
+        for q in range(cs_ptr[c], cs_ptr[c + 1]):
+            y[cs_side[q], v] += val[p]
+        if weigh:
+            lw[p + 1] = lw[p] - lgam[val[p]]
+        if v == V - 1:  # cell c complete: the decisions it completes
+            keep = True
+            for q in range(end_ptr[c], end_ptr[c + 1]):
+                d = end_dec[q]
+                both = True
+                for s in (2 * d, 2 * d + 1):
+                    key = 0
+                    for u in range(V):
+                        key += y[s, u] * side_rad[s, u]
+                    if not lut[lut_ptr[s] + key]:
+                        both = False
+                if both != accepted[d]:
+                    keep = False
+                    break
+            if not keep:
+                visited += 1
+                if visited > limit:
+                    return acc, tot, ref, n_kept, visited, False, tabs[:0], logw[:0], False
                 fresh = False
                 continue
-            p += 1
-            fresh = True
-    return out, True
+        if p == P - 1:  # a complete table that keeps every decision
+            visited += 1
+            if visited > limit:
+                return acc, tot, ref, n_kept, visited, False, tabs[:0], logw[:0], False
+            w_log = lw[P]
+            if weigh:
+                if w_log > ref:
+                    scale = math.exp(ref - w_log) if ref > -1e299 else 0.0
+                    tot *= scale
+                    for a in range(C):
+                        for b in range(V):
+                            acc[a, b] *= scale
+                    ref = w_log
+                w = math.exp(w_log - ref)
+                tot += w
+                for q in range(P):
+                    acc[q // V, q % V] += w * val[q]
+            if store_cap > 0 and stored_ok:
+                if n_kept >= store_cap:
+                    stored_ok = False
+                else:
+                    if n_kept >= tabs.shape[0]:
+                        grow = min(store_cap, 2 * tabs.shape[0] + 1)
+                        t2 = np.zeros((grow, C, V), np.int32)
+                        t2[:n_kept] = tabs[:n_kept]
+                        l2 = np.zeros(grow)
+                        l2[:n_kept] = logw[:n_kept]
+                        tabs = t2
+                        logw = l2
+                    for q in range(P):
+                        tabs[n_kept, q // V, q % V] = val[q]
+                    logw[n_kept] = w_log
+            n_kept += 1
+            fresh = False
+            continue
+        p += 1
+        fresh = True
+    n_st = min(n_kept, tabs.shape[0]) if stored_ok else 0
+    return acc, tot, ref, n_kept, visited, True, tabs[:n_st], logw[:n_st], stored_ok
+
+
+@njit(cache=True)
+def unit_tables_nb(sizes, cell_leaf, K, limit):  # pragma: no cover - compiled
+    """Every ``(C, V)`` table of a unit — row sums ``sizes``, and for each leaf (cells with
+    ``cell_leaf == l``) column sums ``K[l]`` — as ``(N, C, V)`` int32, depth first over the
+    entries (cell by cell, value by value: :func:`pruned_tables` without decisions or
+    weights); ``(0, C, V)`` and ``False`` above ``limit`` tables."""
+    C = sizes.size
+    V = K.shape[1]
+    no_sides = np.zeros(C + 1, np.int64)
+    cap = min(limit, 2**62) + 1
+    _, _, _, _, _, ok, tabs, _, _ = pruned_tables(
+        sizes, cell_leaf, K, no_sides, no_sides, np.zeros((0, V), np.int64), np.zeros(1, np.int64),
+        np.zeros(0, np.bool_), no_sides, no_sides, np.zeros(0, np.bool_), np.zeros(1), limit, cap, False)
+    if not ok:
+        return np.zeros((0, C, V), np.int32), False
+    return tabs, True
 
 
 @njit(cache=True)

@@ -38,7 +38,7 @@ class Rerun:
     of one planner run (chunks of :data:`_RERUN_ROWS` rows)."""
 
     def __init__(self, algo: Any, table: EncodedTable, space: MondrianSpace, X_all: np.ndarray, group: np.ndarray,
-                 ckeys: np.ndarray, n_sa: int) -> None:
+                 ckeys: np.ndarray | None, n_sa: int) -> None:
         self.table, self.space, self.X_all, self.group, self.ckeys, self.n_sa = table, space, X_all, group, ckeys, n_sa
         self.strict = bool(algo.strict)
         self.floor = size_floor(algo.model)
@@ -51,7 +51,7 @@ class Rerun:
     def check_many(self, reqs: list[tuple[np.ndarray, np.ndarray]]) -> list[np.ndarray]:
         out = [np.zeros(sa.shape[0], dtype=bool) for _, sa in reqs]
         # (request, first world, worlds) chunks of at most _RERUN_ROWS rows (a world whole)
-        jobs, cur, rows_in = [], [], 0
+        jobs, cur, rows_in = [], list[tuple[int, int, int]](), 0
         for k, (rows, sa) in enumerate(reqs):
             r = rows.size
             a = 0
@@ -86,6 +86,7 @@ class Rerun:
         np.maximum.at(cmax, leaf, c)
         good = cmin == cmax
         keys = label_keys(self.table, leaf, n_leaf, rows_all)
+        assert self.ckeys is not None  # leaves are checked under the classes' labels
         good &= (keys == self.ckeys[np.where(good, cmin, 0)]).all(axis=(1, 2))
         root_of_leaf = np.zeros(n_leaf, dtype=np.int64)
         root_of_leaf[leaf] = np.repeat(np.arange(r_of.size), r_of)

@@ -132,7 +132,7 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, 
         if ex is None:
             ex = _solve_exact(unit, K, rep, n_sa, size, exact_limit)
         if ex is not None:
-            if key is not None and hit is None:
+            if cache is not None and key is not None and hit is None:
                 cache[key] = ex
             post_cls, n_worlds, share, consistent = ex
             post = to_targets(post_cls, tm, unit.cell_leaf)
@@ -178,6 +178,7 @@ def _solve_exact(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, size: np
                 share = math.exp(math.log(pr.tot) + pr.ref - log_all_tables(unit.cell_leaf, size, K))
                 return pr.acc / pr.tot / size[:, None], float(pr.visited), share, True
             tabs, logw = pr.tabs, pr.logw
+            assert tabs is not None and logw is not None  # stored: returned above otherwise
             if tabs.shape[0] == 0:
                 return np.full((unit.n_cells, K.shape[1]), np.nan), float(pr.visited), 0.0, False
             lik = weight_chunked(_regions_only(unit), tabs, rep, n_sa)
@@ -339,7 +340,7 @@ def _solve_pieces(unit: Unit, K: np.ndarray, rep: np.ndarray, tm: np.ndarray, n_
     # each piece with local factors: its exact conditional distribution over tables
     local_by_root: dict[int, list[tuple[str, int]]] = {}
     for kind, i in local:
-        leaf0 = int(unit.cell_leaf[(dec.cells(i) if kind == "d" else unit.regions[i].live_cells)[0]])
+        leaf0 = int(unit.cell_leaf[(dec.cells(i) if kind == "d" and dec is not None else unit.regions[i].live_cells)[0]])
         local_by_root.setdefault(int(root_of[leaf0]), []).append((kind, i))
     from .exact import pruned
 
@@ -354,7 +355,7 @@ def _solve_pieces(unit: Unit, K: np.ndarray, rep: np.ndarray, tm: np.ndarray, n_
         sub = _sub_unit(unit, facs, cells, cmap, lmap[unit.cell_leaf[cells]], K[leaves])
         lim = int(max(piece_limit, 1))
         pr = pruned(sub, K[leaves], rep, n_sa, lim, store_cap=lim) if sub.decisions is not None else None
-        if pr is not None and pr.complete and pr.tabs is not None:
+        if pr is not None and pr.complete and pr.tabs is not None and pr.logw is not None:
             tabs, logw = pr.tabs, pr.logw
         else:
             enum = unit_tables(sub.cell_leaf, size[cells].astype(np.int64), K[leaves], lim)

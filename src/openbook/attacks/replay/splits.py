@@ -68,7 +68,7 @@ class SplitWalk:
         smask = set_only_mask(self.model, self.domain)
         # the counts a decision depends on: the set's values one by one, the rest lumped
         if smask is not None and (~smask).sum() > 1:
-            self.sv = np.flatnonzero(smask)
+            self.sv: np.ndarray | None = np.flatnonzero(smask)
             self.lump = int(np.flatnonzero(~smask)[0])
             self.Kc = np.concatenate([gcounts[:, self.sv], gcounts[:, ~smask].sum(axis=1, keepdims=True)], axis=1)
         else:
@@ -184,6 +184,7 @@ class SplitWalk:
                 if c.size == 1:
                     rows = sub.rows[sub.lo[i]:sub.hi[i]]
                     key = label_keys(self.table, np.zeros(rows.size, dtype=np.int64), 1, rows)[0]
+                    assert self.ckeys is not None  # labels are checked on a generalized release
                     leaf_ok[k] = bool(np.array_equal(key, self.ckeys[c[0]]))
             out[took] = leaf_ok
             rest = np.flatnonzero(~leaf_ok)
@@ -197,6 +198,7 @@ class SplitWalk:
                     lcls = self.group[later.rows[lpos]]
                     lptr = np.concatenate([[0], np.cumsum(later.hi - later.lo)]).astype(np.int64)
                     ok = self._split_keeps_labels(np.arange(len(later)), later, lcls, lleft, lptr)
+                    assert later.origin is not None  # later cuts keep their origin
                     hit = rest[later.origin[ok]]
                     out[took[hit]] = True
         return out
@@ -219,6 +221,7 @@ class SplitWalk:
         cuts_rows = np.concatenate([cuts.rows[cuts.lo[i]:cuts.hi[i]] for i in cut_ids.tolist()])
         keys = label_keys(self.table, inv, uk.size, cuts_rows)
         part_cls = (uk // 2) % self.n_cls
+        assert self.ckeys is not None  # labels are checked on a generalized release
         bad = both & ~(keys == self.ckeys[part_cls]).all(axis=(1, 2))
         return np.bincount((uk // 2) // self.n_cls, weights=bad, minlength=cut_ids.size) == 0
 

@@ -80,9 +80,10 @@ def _sg_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.nda
 
 
 def _region_check(model: Any, domain: Any, table: EncodedTable, rows: np.ndarray, group: np.ndarray,
-                  ckeys: np.ndarray, n_sa: int) -> Any:
+                  ckeys: np.ndarray | None, n_sa: int) -> Any:
     """``check(sa (W, r))``: SG's subtree on the node's rows (in order) publishes, in every
     world, leaves each inside one class under its labels."""
+    assert ckeys is not None  # the classes' labels: a region is checked only against them
     r = rows.size
     # the largest even-split subtree of [0, r): every node with >= 2 rows has two children
     nlo, nhi, kids = [0], [r], []
