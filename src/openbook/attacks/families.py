@@ -80,6 +80,11 @@ def truth_in_targets(release: Any, original: Any, targets: Sequence[str]) -> np.
     return hit[np.asarray(col.codes, dtype=np.int64)]
 
 
+#: algorithms that order people with equal QIs at random (``ordering.tie_keys``): to the
+#: adversary such people are interchangeable, so their posteriors are averaged
+TIES_AT_RANDOM = ("gg", "rgg", "sg")
+
+
 def suppression_rule(release: Any) -> str:
     """How the release's algorithm chose whom to withhold (module :mod:`.absence`)."""
     n_sup = release.meta.get("n_suppressed")  # absent from a sidecar that does not publish it
@@ -370,7 +375,8 @@ class ReplayAdversary(Adversary):
         counts, domain = release.sa_counts()
         _, masks, _ = choose_targets(domain, release_model(release), self.sensitive_set)
         res = fill_absent(res, release, original, masks, seed=self.world_seed)
-        if replay_method(release) == "sa-only" and not skew:
+        ties_random = prov.get("algorithm") in TIES_AT_RANDOM and (prov.get("params") or {}).get("ties") != "input"
+        if not skew and (replay_method(release) == "sa-only" or ties_random):
             from .replay.attack import tie_average
 
             res = tie_average(res, original)  # the algorithm's coins make equal QIs interchangeable
