@@ -55,7 +55,8 @@ def _p_release(algo, t, ref, kind) -> float:
     tot, stack = 0.0, [()]
     while stack:
         s = stack.pop()
-        a = _Scripted(s, model=algo.model, p=algo.p, order=algo.order, tail=algo.tail, bucket_size=algo.bucket_size)
+        a = _Scripted(s, model=algo.model, p=algo.p, order=algo.order, tail=algo.tail, bucket_size=algo.bucket_size,
+                     ties=algo.ties)
         try:
             part = a.partition(t)
         except LookupError:
