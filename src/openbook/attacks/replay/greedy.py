@@ -53,7 +53,8 @@ def tie_orders(algo: Any, table: EncodedTable, group: np.ndarray, limit: int = T
 
     People with equal QIs are told apart by no file, so which of them sits in which class is
     the seating's choice, not the adversary's knowledge (a seating from the saved files is
-    one of many). The first order is the algorithm's own (:func:`order_of`); then, in each run
+    one of many). The first order is the algorithm's own (:func:`order_of`; not with random
+    ties, whose order is nobody's); then, in each run
     of rows with equal QIs, the class of the row before the run first, a class going on into
     the next run last, absent rows at the end, and the classes wholly inside the run between
     them — first by class number, then (up to ``limit`` orders, enumerated lazily) every other
@@ -61,11 +62,18 @@ def tie_orders(algo: Any, table: EncodedTable, group: np.ndarray, limit: int = T
     people: each row keeps its class and SA."""
     group = np.asarray(group, dtype=np.int64)
     base = order_of(algo, table)
-    yield base
+    # with random ties the input's order is nobody's: the arrangement below comes first, the
+    # one the saved files are seated in (a row-order arrangement may publish the classes in
+    # a structure no world gives)
+    random_ties = bool(getattr(algo, "ties_at_random", False))
+    if not random_ties:
+        yield base
     key, _ = group_ids(table.qi_codes)
     k = key[base]
     n = base.size
     if n == 0:
+        if random_ties:
+            yield base
         return
     starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
     ends = np.r_[starts[1:], n]
@@ -83,7 +91,7 @@ def tie_orders(algo: Any, table: EncodedTable, group: np.ndarray, limit: int = T
         mid = np.unique(seg[rank == 1])
         if mid.size > 1:
             inner.append((a, b, rank[o], mid))
-    if not np.array_equal(out, base):
+    if random_ties or not np.array_equal(out, base):
         yield out
     done = 0
     for combo in _arrangements([mid.tolist() for _, _, _, mid in inner]):
