@@ -67,6 +67,27 @@ def rng_is(factory: Callable[[], Any]) -> Iterator[None]:
         np.random.default_rng = real
 
 
+@contextmanager
+def ties_are(key: np.ndarray) -> Iterator[None]:
+    """GG and SG order rows with equal QIs by ``key`` (one of the orders their secret tie keys
+    can draw, :func:`openbook.algorithms.ordering.tie_keys`)."""
+    from openbook.algorithms import greedy, symmetric
+
+    real = greedy.tie_keys, symmetric.tie_keys
+    greedy.tie_keys = symmetric.tie_keys = lambda table, seed: key.copy()
+    try:
+        yield
+    finally:
+        greedy.tie_keys, symmetric.tie_keys = real
+
+
+def tie_classes(table: Any) -> np.ndarray:
+    """People with equal QI values (the algorithms order them at random)."""
+    from openbook.data.grouping import group_ids
+
+    return group_ids([table.columns[c].codes for c in table.qi_names])[0]
+
+
 def _canonical(group: np.ndarray) -> tuple[int, ...]:
     seen: dict[int, int] = {}
     return tuple(-1 if g < 0 else seen.setdefault(int(g), len(seen)) for g in group.tolist())
@@ -128,14 +149,23 @@ def outcomes(case: Any, algo_factory: Callable[[], Any], world: Any, publisher: 
     coins = coins_of(case)
     if coins == "none":
         yield publisher.bytes_of(algo_factory(), world), Fraction(1)
-    elif coins == "rgg":
+    elif coins in ("ties", "rgg"):
+        # the order of rows with equal QIs: a uniform random key per row, read only within
+        # each set of equal QIs (every order equally likely); RGG's coins on top
+        keys = list(within_cell_orders(tie_classes(world)))
         p = Fraction(str(case.params.get("p", 0.5)))
+        for key in keys:
+            with ties_are(key):
+                if coins == "ties":
+                    yield publisher.bytes_of(algo_factory(), world), Fraction(1, len(keys))
+                    continue
 
-        def run(coin: Callable[[], bool]) -> Any:
-            a = algo_factory()
-            a._extend = lambda rng: coin()  # RGG's one random decision, from the enumeration
-            return publisher.bytes_of(a, world)
-        yield from coin_sequences(run, p)
+                def run(coin: Callable[[], bool]) -> Any:
+                    a = algo_factory()
+                    a._extend = lambda rng: coin()  # RGG's one random decision, from the enumeration
+                    return publisher.bytes_of(a, world)
+                for out, q in coin_sequences(run, p):
+                    yield out, q / len(keys)
     elif coins == "keys":
         keys = list(within_cell_orders(w))
         for key in keys:
@@ -193,8 +223,11 @@ def coin_factor(case: Any, counts: list[int], table: Any = None) -> int:
     coins = coins_of(case)
     if coins == "keys":
         return math.prod(math.factorial(x) for x in counts)
+    ties = math.prod(math.factorial(int(x)) for x in np.bincount(tie_classes(table))) if table is not None else 1
+    if coins == "ties":
+        return ties
     if coins == "rgg":
-        return 2 ** max(1, sum(counts) // 2)
+        return ties * 2 ** max(1, sum(counts) // 2)
     if coins == "script":
         return math.factorial(sum(counts))
     return 1

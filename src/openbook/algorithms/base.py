@@ -36,12 +36,22 @@ class Anonymizer(ABC):
     #: largest fraction of rows the algorithm may suppress; algorithms that can suppress
     #: take it as a parameter (``max_suppression=``), every other one suppresses nothing
     max_suppression: float = 0.0
+    #: how the algorithm orders people with equal QIs: ``"random"`` (a secret draw — to the
+    #: adversary such people are interchangeable, and a re-run on the same table need not
+    #: publish the same rows), ``"input"`` (row position), or ``None`` (the order never
+    #: matters). Adversaries read this trait (``ties_at_random``), not algorithm names.
+    ties: str | None = None
     #: what each keyword-only parameter may hold (merged along the class hierarchy)
     parameter_constraints: ClassVar[dict[str, Constraint]] = {"seed": Optional(Integer(minimum=0, strict=True))}
 
     def __init__(self, *, model: PrivacyModel, seed: int | None = None) -> None:
         self.model = model
         self.seed = seed
+
+    @property
+    def ties_at_random(self) -> bool:
+        """Are people with equal QIs ordered by a secret random draw (trait ``ties``)?"""
+        return self.ties == "random"
 
     def params(self) -> dict[str, Any]:
         """Parameters as given (JSON-serialisable), for the release's provenance."""

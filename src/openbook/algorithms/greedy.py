@@ -38,7 +38,7 @@ from ..models.promise import promised_l_int, size_floor
 from ..params import Integer, Names, Optional, Options, Real
 from ..release import Partition
 from .base import Anonymizer
-from .ordering import ORDERS, qi_order
+from .ordering import ORDERS, TIES, qi_order, tie_keys
 
 TAILS = ("merge", "drop")
 
@@ -145,12 +145,13 @@ class GreedyGrouping(Anonymizer):
     minimality = True
     parameter_constraints = {"order": Options(*ORDERS), "priority": Optional(Names()),
                              "bucket_size": Optional(Integer(minimum=1, strict=True)), "tail": Options(*TAILS),
-                             "max_suppression": Real(0.0, 1.0)}
+                             "max_suppression": Real(0.0, 1.0), "ties": Options(*TIES)}
 
     def __init__(self, *, model: PrivacyModel, order: str = "lex", priority: Sequence[str] | str | None = None,
                  bucket_size: int | None = None, tail: str = "merge", max_suppression: float = 0.0,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, ties: str = "random") -> None:
         super().__init__(model=model, seed=seed)
+        self.ties = ties
         self.max_suppression = max_suppression
         self.order = order
         self.priority = priority
@@ -160,7 +161,8 @@ class GreedyGrouping(Anonymizer):
     def params(self) -> dict[str, Any]:
         pr = self.priority.split(",") if isinstance(self.priority, str) else self.priority
         return {"order": self.order, "priority": None if pr is None else list(pr),
-                "bucket_size": self.bucket_size, "tail": self.tail, "max_suppression": self.max_suppression}
+                "bucket_size": self.bucket_size, "tail": self.tail, "max_suppression": self.max_suppression,
+                "ties": self.ties}
 
     def _p(self) -> float:
         return 0.0
@@ -176,7 +178,8 @@ class GreedyGrouping(Anonymizer):
     def partition(self, table: EncodedTable) -> Partition:
         self._validate(table)
         n = table.n_rows
-        order = qi_order(table, self.order, self.priority)
+        order = qi_order(table, self.order, self.priority,
+                         ties=tie_keys(table, self.seed) if self.ties == "random" else None)
         size = self.effective_bucket_size()
         bounds = bucket_bounds(n, size)
         bo = BucketedOrder(table, order, bounds, self.model)
@@ -273,9 +276,10 @@ class RandomizedGreedyGrouping(GreedyGrouping):
 
     def __init__(self, *, model: PrivacyModel, p: float = 0.5, order: str = "lex",
                  priority: Sequence[str] | str | None = None, bucket_size: int | None = None,
-                 tail: str = "merge", max_suppression: float = 0.0, seed: int | None = None) -> None:
+                 tail: str = "merge", max_suppression: float = 0.0, seed: int | None = None,
+                 ties: str = "random") -> None:
         super().__init__(model=model, order=order, priority=priority, bucket_size=bucket_size, tail=tail,
-                         max_suppression=max_suppression, seed=seed)
+                         max_suppression=max_suppression, seed=seed, ties=ties)
         self.p = p
 
     def params(self) -> dict[str, Any]:

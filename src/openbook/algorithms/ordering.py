@@ -3,8 +3,10 @@
 GG, RGG and SG (paper 000 §2.3, §4.1, App. C.3) first *sort the data based on the
 quasi-identifiers*, "chosen to make similar QIs adjacent in the ordering": "as simple as
 choosing a prioritization of the attributes, and doing a lexicographic sort; or more
-complex, such as some clustering". Three orders are offered, all vectorised and stable
-(ties keep row order, so the same table always gives the same order):
+complex, such as some clustering". Three orders are offered, all vectorised; rows the order
+cannot tell apart — equal QI values — are put in a uniformly random order drawn from the
+secret drawn from the algorithm's seed and the rows' content (``tie_keys``), so the input's row
+order never shows in a release (issue 26):
 
 ``"lex"``      lexicographic by QI codes, attributes in the given priority (default: schema
                order). Codes are value order for numeric/ordinal columns and hierarchy leaf
@@ -33,6 +35,11 @@ from ..models.promise import (
 from ..params import check_choice, fail
 
 ORDERS = ("lex", "zorder", "hilbert")
+#: how GG, RGG and SG order rows with equal QIs: ``"random"`` (default: :func:`tie_keys`, the
+#: input's order never shows) or ``"input"`` (row position — the papers' experiments are
+#: reproduced so; the certificate then takes the input order as known to the adversary and
+#: independent of the SA, an assumption a file sorted by its SA breaks)
+TIES = ("random", "input")
 
 
 def _priority_index(table: EncodedTable, priority: Sequence[str] | None) -> list[int]:
@@ -118,17 +125,25 @@ def _hilbert_transpose(coords: np.ndarray, bits: int) -> np.ndarray:
     return x
 
 
-def qi_order(table: EncodedTable, method: str = "lex", priority: Sequence[str] | None = None) -> np.ndarray:
+def qi_order(table: EncodedTable, method: str = "lex", priority: Sequence[str] | None = None,
+             ties: np.ndarray | None = None) -> np.ndarray:
     """Row positions of ``table`` in the chosen QI order (int64, a permutation of 0..n-1).
 
     ``priority`` lists QI names, most significant first (lexicographic order; for the
-    space-filling curves it selects and orders the coordinates the same way).
+    space-filling curves it selects and orders the coordinates the same way). Rows the curve
+    puts at one point are ordered by their QI tuple (lexicographic in the same priority), so
+    only rows with equal QIs tie. **Ties** are broken by the keys ``ties`` (:func:`tie_keys`: a
+    random order of the rows with equal QIs drawn from their content and a secret seed, never
+    the input's order — issue 26: GG and SG read the order, so an input order that broke ties
+    showed in the release) or, without keys, by row position (the replay's use: it places
+    people with equal QIs itself, :func:`tie_runs`).
     """
     check_choice("order", method, ORDERS, model="")
     idx = _priority_index(table, priority)
+    tuples = [table.columns[table.qi_names[j]].codes for j in reversed(idx)]
+    tie = [] if ties is None else [np.asarray(ties)]
     if method == "lex":
-        keys = [table.columns[table.qi_names[j]].codes for j in reversed(idx)]
-        return np.lexsort(keys).astype(np.int64)
+        return np.lexsort(tie + tuples).astype(np.int64)
     d = len(idx)
     bits = max(1, min(21, 63 // d))
     coords = normalised_grid(table, bits, idx)
@@ -136,7 +151,57 @@ def qi_order(table: EncodedTable, method: str = "lex", priority: Sequence[str] |
         key = _interleave(coords, bits)
     else:
         key = _interleave(_hilbert_transpose(coords, bits), bits)
-    return np.argsort(key, kind="stable").astype(np.int64)
+    return np.lexsort(tie + tuples + [key]).astype(np.int64)
+
+
+def tie_runs(table: EncodedTable, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(starts, ends)`` of the runs of rows with equal QI values along ``order`` (runs of one
+    row included): the rows whose relative order :func:`qi_order` draws at random."""
+    from ..data.grouping import group_ids
+
+    n = order.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    k = group_ids([table.columns[c].codes for c in table.qi_names])[0][order]
+    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+    return starts, np.r_[starts[1:], n]
+
+
+#: stream tag of the tie order's secret (``SeedSequence([seed, TIE_STREAM])``)
+TIE_STREAM = 0x71E
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finalizer (Steele, Lea, Flood 2014), on uint64 arrays (wrapping)."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def tie_keys(table: EncodedTable, seed: int | None) -> np.ndarray:
+    """A key per row that orders rows with equal QIs at random: a hash of a secret drawn from
+    the algorithm's seed (its own stream; fresh entropy without one — never published) and the
+    row's content — QI codes, SA code, and its rank among rows equal in both (equal rows are
+    interchangeable). Codes follow the values' order, so the keys, hence the release, are a
+    function of the table's rows and the seed, never of their order in the input; to whoever
+    does not know the secret, the rows of each set of equal QIs are in a uniformly random
+    order, whatever their SA values (the replay's assumption, docs/replay.md)."""
+    from ..data.grouping import group_ids
+
+    n = table.n_rows
+    words = np.random.SeedSequence(None if seed is None else [int(seed), TIE_STREAM]).generate_state(2, np.uint64)
+    h = np.full(n, words[0], dtype=np.uint64)
+    cols = [table.columns[c].codes for c in table.qi_names] + [table.sa_codes]
+    for codes in cols:
+        h = _mix(h ^ np.asarray(codes, dtype=np.int64).astype(np.uint64))
+    same, n_same = group_ids(cols)
+    rank = np.zeros(n, dtype=np.int64)
+    if n:
+        o = np.argsort(same, kind="stable")
+        first = np.searchsorted(same[o], np.arange(n_same))
+        rank[o] = np.arange(n) - first[same[o]]
+    return _mix(h ^ rank.astype(np.uint64))
 
 
 def sensitive_set_name(name: str | None, model, algorithm: str) -> str:

@@ -30,7 +30,7 @@ from ..models.base import PrivacyModel, SADomain
 from ..params import Names, Optional, Options
 from ..release import Partition
 from .base import Anonymizer
-from .ordering import ORDERS, qi_order
+from .ordering import ORDERS, TIES, qi_order, tie_keys
 
 
 def sg_split_point(lo: Any, hi: Any) -> Any:
@@ -65,21 +65,23 @@ class SymmetricGrouping(Anonymizer):
     name = "sg"
     release_kind = "bucketized"
     minimality = False
-    parameter_constraints = {"order": Options(*ORDERS), "priority": Optional(Names())}
+    parameter_constraints = {"order": Options(*ORDERS), "priority": Optional(Names()), "ties": Options(*TIES)}
 
     def __init__(self, *, model: PrivacyModel, order: str = "lex", priority: Sequence[str] | str | None = None,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, ties: str = "random") -> None:
         super().__init__(model=model, seed=seed)
+        self.ties = ties
         self.order = order
         self.priority = priority
 
     def params(self) -> dict[str, Any]:
         pr = self.priority.split(",") if isinstance(self.priority, str) else self.priority
-        return {"order": self.order, "priority": None if pr is None else list(pr)}
+        return {"order": self.order, "priority": None if pr is None else list(pr), "ties": self.ties}
 
     def partition(self, table: EncodedTable) -> Partition:
         self._validate(table)
-        order = qi_order(table, self.order, self.priority)
+        order = qi_order(table, self.order, self.priority,
+                         ties=tie_keys(table, self.seed) if self.ties == "random" else None)
         tree = even_split_tree(table.sa_codes[order], table.columns[table.sa_name].n_values,
                                self.model, table.sa_domain)
         n = table.n_rows

@@ -80,6 +80,24 @@ def truth_in_targets(release: Any, original: Any, targets: Sequence[str]) -> np.
     return hit[np.asarray(col.codes, dtype=np.int64)]
 
 
+def ties_at_random(release: Any) -> bool:
+    """Did the release's algorithm order people with equal QIs by a secret random draw (the
+    algorithm's ``ties`` trait; ``ordering.tie_keys``)? Then the files tell such people apart
+    by nothing and their order is independent of their values: each one's exact posterior is
+    the mean of the posteriors of their set's seats (:func:`.replay.attack.tie_average`). Not
+    after a skew step, which chose whom to withhold by their values."""
+    from ..errors import OpenbookError
+    from .replay.attack import algorithm_from_provenance
+
+    prov = provenance(release)
+    if not prov or release.meta.get("skew"):
+        return False
+    try:
+        return bool(algorithm_from_provenance(prov, release.meta.get("model")).ties_at_random)
+    except OpenbookError:
+        return False
+
+
 def suppression_rule(release: Any) -> str:
     """How the release's algorithm chose whom to withhold (module :mod:`.absence`)."""
     n_sup = release.meta.get("n_suppressed")  # absent from a sidecar that does not publish it
@@ -263,6 +281,10 @@ class BaselineAdversary(Adversary):
             tot = counts.sum(axis=0).astype(np.float64)
             out.posterior[absent] = (tot @ masks.T.astype(np.float64)) / max(tot.sum(), 1.0)
             out.notes["absent"] = {"n": int(absent.sum()), "rule": "ignored (the published distribution)"}
+        if ties_at_random(release):
+            from .replay.attack import tie_average
+
+            out = tie_average(out, original)  # who of equal QIs sits where: the publisher's secret
         return out
 
 
@@ -370,7 +392,7 @@ class ReplayAdversary(Adversary):
         counts, domain = release.sa_counts()
         _, masks, _ = choose_targets(domain, release_model(release), self.sensitive_set)
         res = fill_absent(res, release, original, masks, seed=self.world_seed)
-        if replay_method(release) == "sa-only" and not skew:
+        if not skew and (replay_method(release) == "sa-only" or ties_at_random(release)):
             from .replay.attack import tie_average
 
             res = tie_average(res, original)  # the algorithm's coins make equal QIs interchangeable
@@ -646,5 +668,12 @@ class ReidentificationAdversary(Adversary):
         placed = al.row >= 0
         post[placed] = risk[al.row[placed]]
         group = np.where(placed, cls[np.maximum(al.row, 0)], -1)
-        return AttackResult(adversary=self.name, posterior=post, targets=["re-identification"], group=group,
-                            unresolved=np.zeros(original.n_rows, dtype=bool), notes=notes)
+        out = AttackResult(adversary=self.name, posterior=post, targets=["re-identification"], group=group,
+                           unresolved=np.zeros(original.n_rows, dtype=bool), notes=notes)
+        if ties_at_random(release):
+            from .replay.attack import tie_average
+
+            # which of equal QIs sits in which class is the publisher's secret: each one's chance
+            # of being picked out is the mean over their set's seats (>= any single guess's)
+            out = tie_average(out, original)
+        return out

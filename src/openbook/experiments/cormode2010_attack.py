@@ -87,13 +87,13 @@ def run_fig3(quick: bool = False, seed: int = 0) -> ExperimentResult:
     for l in ls:
         for sv, set_name in SETS.items():
             model = make_model(f"simple-l={l},set={set_name}")
-            r = _risk(table, make_algorithm("gg", model=model, tail="drop"), l, worlds=worlds, seed=seed)
+            r = _risk(table, make_algorithm("gg", model=model, tail="drop", ties="input"), l, worlds=worlds, seed=seed)
             m = r["worst_group_rows"] // l  # GG group of m buckets of ℓ rows (m positives)
             main.append({"l": l, "sensitive_value": sv, "vulnerable_fraction": r["vulnerable_fraction"],
                          "max_risk_multiple": r["max_risk_multiple"], "worst_group_buckets": m,
                          "theorem6_multiple": float(l * gg_p_b1(l, m)) if m >= 2 else 1.0,
                          "limit_multiple": (l / (l - 1)) ** (l - 1)})
-            for name, kw in [("sg", {}), ("anatomy", {"l": l}), ("mondrian-relaxed", {"strict": False}),
+            for name, kw in [("sg", {"ties": "input"}), ("anatomy", {"l": l}), ("mondrian-relaxed", {"strict": False}),
                              ("mondrian-strict", {"strict": True})]:
                 if quick and name.startswith("mondrian"):
                     continue  # the Mondrian replay re-plans every node: full run only
@@ -157,7 +157,7 @@ def run_fig3(quick: bool = False, seed: int = 0) -> ExperimentResult:
 
 def _tcloseness(table: EncodedTable, t: float, *, worlds: int, seed: int) -> dict[str, float]:
     model = make_model(f"t={t}")
-    algo = make_algorithm("gg", model=model, tail="drop")
+    algo = make_algorithm("gg", model=model, tail="drop", ties="input")
     part = algo.partition(table)
     n_sa = table.sa_domain.n_values
     res = replay_attack(table, part.group, algo, worlds=worlds, seed=seed,
@@ -192,7 +192,7 @@ def run_fig4(quick: bool = False, seed: int = 0) -> ExperimentResult:
     for p in ps:
         for sv, set_name in SETS.items():
             model = make_model(f"simple-l={l},set={set_name}")
-            algo = make_algorithm("rgg", model=model, p=p, tail="drop", seed=seed)
+            algo = make_algorithm("rgg", model=model, p=p, tail="drop", seed=seed, ties="input")
             r = _risk(table, algo, l, worlds=2000 if quick else 10_000, seed=seed)
             rows.append({"p": p, "sensitive_value": sv, "vulnerable_fraction": r["vulnerable_fraction"],
                          "max_risk_multiple": r["max_risk_multiple"], "avg_group_size": r["avg_group_size"]})

@@ -204,8 +204,15 @@ def public_record(meta: Mapping[str, Any], *, publish_suppressed_count: bool | N
             out["skew"] = {k: out["skew"][k] for k in ("step", "method", "l") if k in out["skew"]}
         if "certificate" in out:
             out["certificate"] = _certificate_record(out["certificate"])
-    elif isinstance(out.get("algorithm"), Mapping) and "skew" in out["algorithm"]:
-        out["algorithm"] = {k: v for k, v in out["algorithm"].items() if k != "skew"}  # once, at the top level
+    else:
+        if isinstance(out.get("algorithm"), Mapping) and "skew" in out["algorithm"]:
+            out["algorithm"] = {k: v for k, v in out["algorithm"].items() if k != "skew"}  # once, at the top level
+        cert = out.get("certificate")
+        if isinstance(cert, Mapping) and cert.get("adversaries"):
+            # an adversary that did not run counted nobody: its counts are left out, not null
+            out["certificate"] = {**cert, "adversaries": [
+                {k: v for k, v in f.items() if not (k in _FINDING_COUNTS and v is None)} if isinstance(f, Mapping)
+                else f for f in cert["adversaries"]]}
     publish = {name: True for name, on in zip(OPT_INS, (counts, idents)) if on}
     if publish:
         out["publish"] = publish

@@ -31,7 +31,8 @@ from ..base import AttackResult, model_l
 from .batch import batchable, chain_batchable, sample_chains, solve_batch
 from .engine import Unit
 from .generic import NO_INFORMATION, canonical, no_information_units, rerun_units, with_sa
-from .greedy import gg_units, run_seating, settle_ties
+from .gg_seating import run_seating, sg_seating
+from .greedy import gg_units, settle_ties
 from .mondrian import mondrian_units
 from .solve import solve_unit
 from .symmetric import sg_units
@@ -221,6 +222,10 @@ def algorithm_from_provenance(prov: dict[str, Any], model: Any = None) -> Any:
         raise ParameterError("the release records no privacy model", parameter="model")
     mdl = make_model(spec) if isinstance(spec, (str, dict, list)) else spec
     params = dict(prov.get("params") or {})
+    from ...algorithms.registry import algorithm_class
+
+    if "ties" not in params and "ties" in algorithm_class(prov["algorithm"]).constraints():
+        params["ties"] = "input"  # written before ties were drawn at random: by row position
     return make_algorithm(prov["algorithm"], model=mdl, **params)
 
 
@@ -230,8 +235,8 @@ def publisher_release(algo: Any, release: Any, knowledge: EncodedTable) -> Any:
     a release are in canonical order, so equal releases have equal tables) — then the
     re-run knows who sits where; ``None`` otherwise (a randomized algorithm, another table,
     another version)."""
-    if algo is None or algo.name not in DETERMINISTIC:
-        return None
+    if algo is None or algo.name not in DETERMINISTIC or algo.ties_at_random:
+        return None  # a random order of equal QIs: a re-run need not publish the same rows
     try:
         again = algo.anonymize(knowledge, kind=release.kind)
     except OpenbookError:
@@ -258,7 +263,7 @@ def seating(release: Any, knowledge: EncodedTable) -> Any:
     :class:`~openbook.release.align.Alignment`): the publisher's record when the release
     holds it; else, for a deterministic algorithm, the record recomputed by
     :func:`publisher_release`; for a generalized GG/RGG release, the groups grown again
-    along the QI order (:func:`.greedy.run_seating`); else matched by QI values
+    along the QI order (:func:`.gg_seating.run_seating`); else matched by QI values
     (:func:`~openbook.release.align.align`).
     Remembered per release and table."""
     hit = _SEATINGS.get(release)
@@ -274,10 +279,16 @@ def seating(release: Any, knowledge: EncodedTable) -> Any:
         again = publisher_release(algo, release, knowledge)
         if again is not None:
             al = align(again, knowledge)
+        elif algo is not None and algo.name == "sg" and algo.ties_at_random and release.kind == "generalized":
+            group = sg_seating(algo, release, knowledge)  # a random order of equal QIs: grown again
+            if group is not None:
+                al = Alignment(group, rows_by_sa(group, release.classes()[0], knowledge, release), 0, False)
         elif algo is not None and algo.name in ("gg", "rgg") and release.kind == "generalized":
             group = run_seating(algo, release, knowledge)  # a randomized run: grown again
             if group is not None:
-                al = Alignment(group, rows_by_sa(group, release.classes()[0], knowledge, release), 0, True)
+                # random ties: who of equal QIs sits where, and so the values, are not known
+                al = Alignment(group, rows_by_sa(group, release.classes()[0], knowledge, release), 0,
+                               not algo.ties_at_random)
     _SEATINGS[release] = (id(knowledge), knowledge, al)
     return al
 
@@ -288,8 +299,12 @@ def tie_average(result: AttackResult, table: EncodedTable) -> AttackResult:
     row, whatever its QIs). The files tell them apart by nothing, so which of them sits in
     which group is the publisher's record, not the adversary's knowledge: the exact posterior
     of each is the average of the seated ones (issue 26: seated, one person of a pair read 0.5
-    and the other 0.0 where each is 1/4 — the second understated). Sets with a person whose
-    posterior is unknown or unresolved are left as seated (their maximum bounds the average)."""
+    and the other 0.0 where each is 1/4 — the second understated). The average is summed in
+    value order, so it is the same figure however the people were seated (the saved files
+    seat them otherwise than the publisher's record). A set with an unresolved person is
+    unresolved as a whole (its average is unknown); people without a figure (absent, for an
+    adversary that gives them none) take the average of their set's figures, which bounds
+    theirs from above."""
     from ...data.grouping import group_ids
 
     if not table.qi_names or result.posterior.shape[0] != table.n_rows:
@@ -297,18 +312,31 @@ def tie_average(result: AttackResult, table: EncodedTable) -> AttackResult:
     ties, n_ties = group_ids([table.columns[c].codes for c in table.qi_names])
     if n_ties == table.n_rows:
         return result
+    n = table.n_rows
     post = result.posterior
-    bad = np.isnan(post).any(axis=1)
-    if result.unresolved is not None:
-        bad |= np.asarray(result.unresolved, dtype=bool)
+    flat = post.reshape(n, -1)
+    unres = np.zeros(n, dtype=bool) if result.unresolved is None else np.asarray(result.unresolved, dtype=bool)
     size = np.bincount(ties, minlength=n_ties)
-    spoiled = np.bincount(ties[bad], minlength=n_ties) > 0
+    spoiled = np.bincount(ties[unres], minlength=n_ties) > 0
     se = None if result.stderr is None else np.nan_to_num(result.stderr, nan=0.0)
-    for t in np.flatnonzero((size > 1) & ~spoiled):
-        rows = np.flatnonzero(ties == t)
-        post[rows] = post[rows].mean(axis=0)
-        if se is not None:
-            se[rows] = se[rows].mean(axis=0)
+    se_flat = None if se is None else se.reshape(n, -1)
+    by_set = np.argsort(ties, kind="stable")
+    starts = np.r_[0, np.cumsum(size)[:-1]]
+    for t in np.flatnonzero(size > 1).tolist():
+        rows = by_set[starts[t]:starts[t] + size[t]]
+        if spoiled[t]:
+            flat[rows] = np.nan
+            unres[rows] = True
+            continue
+        block = flat[rows]
+        known = ~np.isnan(block).any(axis=1)
+        if not known.any():
+            continue
+        flat[rows] = np.sort(block[known], axis=0).mean(axis=0)
+        if se_flat is not None:
+            se_flat[rows] = np.sort(se_flat[rows][known], axis=0).mean(axis=0)
+    if result.unresolved is not None or unres.any():
+        result.unresolved = unres
     result.stderr = se if se is not None else result.stderr
     result.notes["equal_qis"] = "people with equal QIs share the average of their posteriors"
     return result

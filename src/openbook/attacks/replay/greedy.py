@@ -22,7 +22,7 @@ A class is one unit (its buckets are the cells); classes never share a run.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable, Iterator, cast
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -53,7 +53,8 @@ def tie_orders(algo: Any, table: EncodedTable, group: np.ndarray, limit: int = T
 
     People with equal QIs are told apart by no file, so which of them sits in which class is
     the seating's choice, not the adversary's knowledge (a seating from the saved files is
-    one of many). The first order is the algorithm's own (:func:`order_of`); then, in each run
+    one of many). The first order is the algorithm's own (:func:`order_of`; not with random
+    ties, whose order is nobody's); then, in each run
     of rows with equal QIs, the class of the row before the run first, a class going on into
     the next run last, absent rows at the end, and the classes wholly inside the run between
     them — first by class number, then (up to ``limit`` orders, enumerated lazily) every other
@@ -61,11 +62,18 @@ def tie_orders(algo: Any, table: EncodedTable, group: np.ndarray, limit: int = T
     people: each row keeps its class and SA."""
     group = np.asarray(group, dtype=np.int64)
     base = order_of(algo, table)
-    yield base
+    # with random ties the input's order is nobody's: the arrangement below comes first, the
+    # one the saved files are seated in (a row-order arrangement may publish the classes in
+    # a structure no world gives)
+    random_ties = bool(getattr(algo, "ties_at_random", False))
+    if not random_ties:
+        yield base
     key, _ = group_ids(table.qi_codes)
     k = key[base]
     n = base.size
     if n == 0:
+        if random_ties:
+            yield base
         return
     starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
     ends = np.r_[starts[1:], n]
@@ -83,7 +91,7 @@ def tie_orders(algo: Any, table: EncodedTable, group: np.ndarray, limit: int = T
         mid = np.unique(seg[rank == 1])
         if mid.size > 1:
             inner.append((a, b, rank[o], mid))
-    if not np.array_equal(out, base):
+    if random_ties or not np.array_equal(out, base):
         yield out
     done = 0
     for combo in _arrangements([mid.tolist() for _, _, _, mid in inner]):
@@ -384,131 +392,3 @@ def settle_ties(algo: Any, table: EncodedTable, group: np.ndarray) -> np.ndarray
     out = np.empty_like(group)
     out[order] = g
     return out
-
-
-def run_seating(algo: Any, release: Any, knowledge: EncodedTable, budget: int = 200_000) -> np.ndarray | None:
-    """The class of every person (``Release.classes()`` numbering, ``-1`` absent) in a
-    generalized GG/RGG release, found by growing the groups as GG/RGG can along the QI
-    order: from each group start, a group may close at a bucket where it satisfies the
-    model (GG: the first; RGG: any), and must then carry the labels of a class whose SA
-    multiset still holds its members' values; the tail is dropped or merged back as the
-    algorithm's ``tail`` says. Depth-first with backtracking; ``None`` when no growth, or
-    none within ``budget`` steps, publishes the file."""
-    import pandas as pd
-
-    from ...release.align import class_label_keys
-
-    model, domain = algo.model, knowledge.sa_domain
-    p = float(getattr(algo, "p", 0.0) or 0.0) if algo.name == "rgg" else 0.0
-    cls_rows, n_cls = release.classes()
-    counts, dom = release.sa_counts()
-    idx = pd.Index([str(v) for v in dom.values]).get_indexer([str(v) for v in domain.values])
-    cap = np.zeros((n_cls, domain.n_values), dtype=np.int64)
-    cap[:, idx >= 0] = counts[:, idx[idx >= 0]]
-    if cap.sum() != counts.sum():
-        return None
-    keys = class_label_keys(release, knowledge).reshape(n_cls, -1)
-    by_key = {k.tobytes(): c for c, k in enumerate(keys)}
-    n = knowledge.n_rows
-    order = order_of(algo, knowledge)
-    bounds = bucket_bounds(n, algo.effective_bucket_size())
-    nb = bounds.size - 1
-    sa_pos = np.asarray(knowledge.sa_codes, dtype=np.int64)[order]
-    P = np.zeros((nb + 1, domain.n_values), dtype=np.int64)
-    np.add.at(P, (np.searchsorted(bounds, np.arange(n), side="right"), sa_pos), 1)
-    np.cumsum(P, axis=0, out=P)
-    span = int(np.ceil(cap.sum(axis=1).max(initial=0) / max(1, algo.effective_bucket_size()))) + 1
-    published = int(cap.sum())
-
-    def closes(s: int) -> list[tuple[int, int]]:
-        """(end, class) where a group from bucket ``s`` may close and what it would publish."""
-        e = np.arange(s, min(nb, s + span))
-        ok = holds(model, domain, P[e + 1] - P[s])
-        e = e[ok]
-        if p == 0.0:
-            e = e[:1]
-        if e.size == 0:
-            return []
-        lens = bounds[e + 1] - bounds[s]
-        gid = np.repeat(np.arange(e.size), lens)
-        pos = np.concatenate([np.arange(bounds[s], bounds[x + 1]) for x in e])
-        k = label_keys(knowledge, gid, e.size, order[pos]).reshape(e.size, -1)
-        out = []
-        for i, x in enumerate(e.tolist()):
-            c = by_key.get(k[i].tobytes())
-            if c is not None and np.all(cap[c] >= P[x + 1] - P[s]):
-                out.append((x, c))
-        return out
-
-    groups: list[tuple[int, int, int]] = []  # groups[k] leads from stack[k] to stack[k + 1]
-    stack = [[0, closes(0), 0]]
-    steps = 0
-    done = False
-
-    def undo() -> None:
-        s0, e0, c0 = groups.pop()
-        cap[c0] += P[e0 + 1] - P[s0]
-    while stack:
-        steps += 1
-        if steps > budget:
-            return None
-        s, cands, i = cast(tuple[int, list[tuple[int, int]], int], tuple(stack[-1]))
-        if i == 0 and not cands:  # nothing closes from s: the tail
-            if _tail(s, nb, groups, cap, P, bounds, published, algo, model, domain, knowledge, order, by_key):
-                done = True
-                break
-        elif i < len(cands):
-            stack[-1][2] = i + 1
-            e, c = cands[i]
-            cap[c] -= P[e + 1] - P[s]
-            groups.append((s, e, c))
-            if e + 1 < nb:
-                stack.append([e + 1, closes(e + 1), 0])
-                continue
-            if not cap.any():
-                done = True
-                break
-            undo()
-            continue
-        stack.pop()  # every way on from s failed
-        if groups:
-            undo()
-    if not done:
-        return None
-    group = np.full(n, -1, dtype=np.int64)
-    for s, e, c in groups:
-        group[order[bounds[s]:bounds[e + 1]]] = c
-    return group
-
-
-def _tail(s: int, nb: int, groups: list, cap: np.ndarray, P: np.ndarray, bounds: np.ndarray, published: int,
-          algo: Any, model: Any, domain: Any, knowledge: EncodedTable, order: np.ndarray, by_key: dict) -> bool:
-    """No group closes from bucket ``s``: the tail is dropped (the file must end there) or
-    merged back into the groups until the merged group holds (greedy.py ``_merge_tail``);
-    on success ``groups`` holds the final grouping."""
-    if getattr(algo, "tail", "merge") == "drop":
-        return int(bounds[s]) == published and not cap.any()
-    popped = []
-    start = s
-    while groups:
-        s0, e0, c0 = groups.pop()
-        cap[c0] += P[e0 + 1] - P[s0]
-        popped.append((s0, e0, c0))
-        start = s0
-        if holds(model, domain, (P[nb] - P[start])[None])[0]:
-            break
-    else:
-        start = 0
-    pos = np.arange(bounds[start], bounds[nb])
-    k = label_keys(knowledge, np.zeros(pos.size, dtype=np.int64), 1, order[pos]).reshape(-1)
-    c = by_key.get(k.tobytes())
-    if c is not None and np.all(cap[c] >= P[nb] - P[start]):
-        cap[c] -= P[nb] - P[start]
-        if not cap.any():
-            groups.append((start, nb - 1, c))
-            return True
-        cap[c] += P[nb] - P[start]
-    for g in reversed(popped):  # restore
-        groups.append(g)
-        cap[g[2]] -= P[g[1] + 1] - P[g[0]]
-    return False

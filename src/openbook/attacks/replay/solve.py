@@ -86,7 +86,9 @@ def to_targets(x: np.ndarray, tm: np.ndarray, cell_leaf: np.ndarray) -> np.ndarr
     over the leaves (:func:`classes`): then one matrix product, never ``tm[cell_leaf]``, which
     is ``C × V × T`` floats (31 GiB for 1,091 classes of a 2,000-value SA)."""
     x = np.asarray(x, dtype=np.float64)
-    if tm.shape[0] == 0 or tm.strides[0] == 0 or np.all(tm == tm[:1]):
+    if tm.shape[0] == 0:  # a unit without leaves: nothing to weigh
+        return np.zeros(x.shape[:-1] + (tm.shape[2],))
+    if tm.strides[0] == 0 or np.all(tm == tm[:1]):
         m = tm[0]
         if m.size > 1 << 16:  # a wide SA: the value -> target matrix is mostly zeros
             from scipy import sparse

@@ -55,9 +55,14 @@ class SplitWalk:
     matrices (``mondrian_would_split``, ``sg_would_split``: both children hold)."""
 
     def __init__(self, model: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray,
-                 generalized: bool, would_split: Callable[..., Any] = mondrian_would_split) -> None:
+                 generalized: bool, would_split: Callable[..., Any] = mondrian_would_split,
+                 follow_classes: bool = False) -> None:
         self.model, self.domain = model, table.sa_domain
         self.would_split = would_split
+        #: take each decision the published classes dictate (``_as_published``) rather than
+        #: the seated table's: SG, whose order of people with equal QIs is random, so the
+        #: seated table's arrangement of SA values inside a class is one of many
+        self.follow_classes = follow_classes
         self.table = table
         self.group = group
         self.n_cls = gcounts.shape[0]
@@ -83,6 +88,8 @@ class SplitWalk:
     def __call__(self, cuts: CandidateCuts) -> np.ndarray:
         truth = np.asarray(self.would_split(cuts.left_counts, cuts.right_counts, self.model, self.domain),
                            dtype=bool)
+        if self.follow_classes:
+            truth = self._as_published(cuts, truth)
         live = np.flatnonzero(self.region_of_row[cuts.rows[cuts.lo]] < 0)
         if live.size == 0:
             return truth
@@ -120,6 +127,40 @@ class SplitWalk:
             self.cons.append((int(rows[0]), int(rows.size), rows[seg_inv & seg_left], rows[seg_inv & ~seg_left],
                               off_l[i], off_r[i], bool(taken[i]), e_cls[e_cut == i]))
         return truth
+
+    def _as_published(self, cuts: CandidateCuts, truth: np.ndarray) -> np.ndarray:
+        """The decisions under which the walk's leaves are the published classes, whatever
+        order the seated table gives the SA values of people with equal QIs: a node holding
+        several classes splits; a node inside one class is a leaf in a bucketized release
+        (each class one leaf); in a generalized one it splits when its labels are not its
+        class's, and keeps the seated decision to split only if both halves keep the class's
+        labels (necessary for any deeper leaves to carry them)."""
+        pos, cut = cuts.segments()
+        m = len(cuts)
+        if m == 0:
+            return truth
+        cls = self.group[cuts.rows[pos]]
+        cmin = np.full(m, np.iinfo(np.int64).max)
+        cmax = np.full(m, -1, dtype=np.int64)
+        np.minimum.at(cmin, cut, cls)
+        np.maximum.at(cmax, cut, cls)
+        one = cmin == cmax
+        out = np.where(one, truth, True) if self.generalized else ~one
+        if not self.generalized:
+            return out
+        assert self.ckeys is not None
+        left = cuts.left_mask()
+        for i in np.flatnonzero(one).tolist():
+            rows = cuts.rows[cuts.lo[i]:cuts.hi[i]]
+            want = self.ckeys[cmin[i]]
+            whole = label_keys(self.table, np.zeros(rows.size, dtype=np.int64), 1, rows)[0]
+            if not np.array_equal(whole, want):
+                out[i] = True
+            elif out[i]:
+                side = left[np.flatnonzero(cut == i)].astype(np.int64)
+                halves = label_keys(self.table, side, 2, rows)
+                out[i] = bool(side.min() == 0 and side.max() == 1 and (halves == want[None]).all())
+        return out
 
     # -- is the decision the same in every world? --------------------------------------
     def _constant(self, dep: np.ndarray, e_cut: np.ndarray, e_cls: np.ndarray, e_l: np.ndarray, e_r: np.ndarray,

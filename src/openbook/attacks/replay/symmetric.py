@@ -45,7 +45,7 @@ def _sg_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.nda
     model, domain = algo.model, table.sa_domain
     n = order.size
     n_cls, n_sa = gcounts.shape
-    walk = SplitWalk(model, table, group, gcounts, generalized, would_split=sg_would_split)
+    walk = SplitWalk(model, table, group, gcounts, generalized, would_split=sg_would_split, follow_classes=True)
     X = np.arange(n, dtype=np.int32)[:, None]  # a row's coordinate: its position in the order
     labels = np.asarray(table.sa_codes, dtype=np.int32)[order]
     prefix = np.zeros((n + 1, n_sa), dtype=np.int64)
