@@ -149,17 +149,25 @@ class SplitWalk:
         if not self.generalized:
             return out
         assert self.ckeys is not None
-        left = cuts.left_mask()
-        for i in np.flatnonzero(one).tolist():
-            rows = cuts.rows[cuts.lo[i]:cuts.hi[i]]
-            want = self.ckeys[cmin[i]]
-            whole = label_keys(self.table, np.zeros(rows.size, dtype=np.int64), 1, rows)[0]
-            if not np.array_equal(whole, want):
-                out[i] = True
-            elif out[i]:
-                side = left[np.flatnonzero(cut == i)].astype(np.int64)
-                halves = label_keys(self.table, side, 2, rows)
-                out[i] = bool(side.min() == 0 and side.max() == 1 and (halves == want[None]).all())
+        ids = np.flatnonzero(one)
+        if ids.size == 0:
+            return out
+        # every one-class node's labels, and its halves', in two batched calls
+        sel = one[cut]
+        k_of = np.cumsum(one) - 1  # node -> its index among ids
+        rows = cuts.rows[pos[sel]]
+        want = self.ckeys[cmin[ids]]
+        whole = label_keys(self.table, k_of[cut[sel]], ids.size, rows)
+        same = (whole == want).all(axis=(1, 2))
+        out[ids[~same]] = True
+        side = cuts.left_mask()[sel].astype(np.int64)
+        halves = label_keys(self.table, 2 * k_of[cut[sel]] + side, 2 * ids.size, rows).reshape(
+            (ids.size, 2) + want.shape[1:])
+        both = np.bincount(k_of[cut[sel]], weights=side, minlength=ids.size)
+        sizes = np.bincount(k_of[cut[sel]], minlength=ids.size)
+        keep = (halves == want[:, None]).all(axis=(2, 3)).all(axis=1) & (both > 0) & (both < sizes)
+        split = same & out[ids]
+        out[ids[split]] = keep[split]
         return out
 
     # -- is the decision the same in every world? --------------------------------------
