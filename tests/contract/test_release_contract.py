@@ -327,11 +327,12 @@ def test_digests_bind_data_and_sidecar(tmp_path, suffix, kind):
 @pytest.mark.parametrize("name", ["gg", "rgg", "sg"])
 @pytest.mark.parametrize("kind", ["bucketized", "generalized"])
 def test_a_shuffled_input_publishes_the_same_files(name, kind):
-    """Issue 26: GG, RGG and SG broke ties between people with equal QIs by input position,
-    so a shuffled copy of the table grouped them differently. Now the order of such people
-    is drawn from the seed and the rows' content (``ordering.tie_keys``): every shuffled copy
-    publishes the same rows, SA table and group count; ``ties="input"`` (the papers') does
-    not, which shows the table has ties that matter."""
+    """Issue 26: GG and RGG broke ties between people with equal QIs by input position, so a
+    shuffled copy of the table grouped them differently. With ``ties="random"`` (GG's and
+    RGG's default; SG's option) the order of such people is drawn from the seed and the rows'
+    content (``ordering.tie_keys``): every shuffled copy publishes the same rows, SA table and
+    group count; ``ties="input"`` (the papers'; SG's default) does not, which shows the table
+    has ties that matter."""
     rng = np.random.default_rng(7)
     df = frame(11, n=120).drop(columns=["region"]).assign(age=lambda d: d["age"] // 20 * 20)
     model = make_model("l=2")

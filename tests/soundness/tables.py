@@ -7,11 +7,11 @@ reproducible from ``(seed)`` alone; :func:`issue_cases` are the hand-made tables
 
 How each algorithm's random choices are enumerated (``coins``):
 
-* ``none`` — deterministic (Mondrian, full-domain, full-domain search; relaxed Mondrian
-  breaks ties between rows with equal QIs by row position, which the brute force, like the
-  certificate, takes as known to the adversary and independent of the SA);
-* ``ties`` — GG and SG order rows with equal QIs at random: every order of each set of such
-  rows (:func:`possible_worlds.within_cell_orders`), each equally likely;
+* ``none`` — deterministic (Mondrian, full-domain, full-domain search, SG; relaxed Mondrian
+  and SG — by default — break ties between rows with equal QIs by row position, which the
+  brute force, like the certificate, takes as known to the adversary and independent of the SA);
+* ``ties`` — GG orders rows with equal QIs at random: every order of each set of such rows
+  (:func:`possible_worlds.within_cell_orders`), each equally likely;
 * ``rgg`` — the ties, and RGG's one decision, "add the next bucket", a Bernoulli(p) coin per
   decision (:func:`possible_worlds.coin_sequences`);
 * ``keys`` — a uniform random key per row, read only through the order within each SA value
@@ -96,7 +96,7 @@ class Algo:
 ALGOS: dict[str, Algo] = {a.name: a for a in (
     Algo("gg", "ties", kinds=(None, "generalized")),
     Algo("rgg", "rgg", sizes=(4, 8), kinds=(None, "generalized")),
-    Algo("sg", "ties", kinds=(None, "generalized")),
+    Algo("sg", "none", kinds=(None, "generalized")),
     Algo("mondrian", "none", sizes=(5, 9)),
     Algo("full-domain", "none"),
     Algo("full-domain-search", "none", sizes=(5, 8)),

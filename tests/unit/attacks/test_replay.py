@@ -405,3 +405,18 @@ def test_unit_tables_are_every_table_with_the_margins():
         assert ok and got.shape[0] == len(want) and {t.tobytes() for t in got} == want
         if len(want) > 1:
             assert not unit_tables_nb(sizes.astype(np.int64), leaf.astype(np.int64), K, len(want) - 1)[1]
+
+
+def test_tie_arrangements_are_the_product_lazily_and_never_recurse():
+    """``greedy._arrangements``: every choice of one permutation per run, in product order,
+    without materialising them — and without a recursion as deep as the runs are many (the
+    demo's GG on Adult: thousands of runs of equal QIs raised RecursionError)."""
+    import sys
+
+    from openbook.attacks.replay.greedy import _arrangements
+
+    lists = [[1, 2], [3, 4, 5], [6], [7, 8]]
+    assert list(_arrangements(lists)) == list(itertools.product(*[list(itertools.permutations(x)) for x in lists]))
+    deep = _arrangements([[1, 2]] * (sys.getrecursionlimit() * 3))
+    first, second = next(deep), next(deep)
+    assert first[-1] == (1, 2) and second[-1] == (2, 1) and second[:-1] == first[:-1]

@@ -109,14 +109,28 @@ def tie_orders(algo: Any, table: EncodedTable, group: np.ndarray, limit: int = T
 
 
 def _arrangements(lists: list[list[int]]) -> Iterator[tuple[tuple[int, ...], ...]]:
-    """Every choice of one permutation per list, lazily (``itertools.product`` would build
-    every list's permutations first: n! tuples)."""
+    """Every choice of one permutation per list, lazily, the last list's changing fastest
+    (``itertools.product`` would build every list's permutations first: n! tuples; a
+    recursion would be as deep as the lists are many — thousands of runs on Adult)."""
     if not lists:
         yield ()
         return
-    for head in itertools.permutations(lists[0]):
-        for rest in _arrangements(lists[1:]):
-            yield (head, *rest)
+    iters = [itertools.permutations(x) for x in lists]
+    current = [next(it) for it in iters]
+    yield tuple(current)
+    while True:
+        i = len(lists) - 1
+        while i >= 0:
+            nxt = next(iters[i], None)
+            if nxt is not None:
+                current[i] = nxt
+                break
+            iters[i] = itertools.permutations(lists[i])  # exhausted: start again, carry left
+            current[i] = next(iters[i])
+            i -= 1
+        if i < 0:
+            return
+        yield tuple(current)
 
 
 def first_order(build: Callable[[np.ndarray], Any], algo: Any, table: EncodedTable, group: np.ndarray) -> Any:
