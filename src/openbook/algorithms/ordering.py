@@ -4,9 +4,10 @@ GG, RGG and SG (paper 000 §2.3, §4.1, App. C.3) first *sort the data based on 
 quasi-identifiers*, "chosen to make similar QIs adjacent in the ordering": "as simple as
 choosing a prioritization of the attributes, and doing a lexicographic sort; or more
 complex, such as some clustering". Three orders are offered, all vectorised; rows the order
-cannot tell apart — equal QI values — are put in a uniformly random order drawn from the
-secret drawn from the algorithm's seed and the rows' content (``tie_keys``), so the input's row
-order never shows in a release (issue 26):
+cannot tell apart — equal QI values — are put (GG and RGG by default, SG with
+``ties="random"``) in a uniformly random order drawn from a secret from the algorithm's seed and
+the rows' content (``tie_keys``), so the input's row order never shows in their releases
+(issue 26); else in row position:
 
 ``"lex"``      lexicographic by QI codes, attributes in the given priority (default: schema
                order). Codes are value order for numeric/ordinal columns and hierarchy leaf
@@ -35,8 +36,8 @@ from ..models.promise import (
 from ..params import check_choice, fail
 
 ORDERS = ("lex", "zorder", "hilbert")
-#: how GG, RGG and SG order rows with equal QIs: ``"random"`` (default: :func:`tie_keys`, the
-#: input's order never shows) or ``"input"`` (row position — the papers' experiments are
+#: how GG, RGG and SG order rows with equal QIs: ``"random"`` (GG's and RGG's default:
+#: :func:`tie_keys`, the input's order never shows) or ``"input"`` (SG's default; row position — the papers' experiments are
 #: reproduced so; the certificate then takes the input order as known to the adversary and
 #: independent of the SA, an assumption a file sorted by its SA breaks)
 TIES = ("random", "input")
@@ -136,7 +137,7 @@ def qi_order(table: EncodedTable, method: str = "lex", priority: Sequence[str] |
     random order of the rows with equal QIs drawn from their content and a secret seed, never
     the input's order — issue 26: GG and SG read the order, so an input order that broke ties
     showed in the release) or, without keys, by row position (the replay's use: it places
-    people with equal QIs itself, :func:`tie_runs`).
+    people with equal QIs itself, ``attacks/replay/greedy.tie_orders``).
     """
     check_choice("order", method, ORDERS, model="")
     idx = _priority_index(table, priority)
@@ -152,19 +153,6 @@ def qi_order(table: EncodedTable, method: str = "lex", priority: Sequence[str] |
     else:
         key = _interleave(_hilbert_transpose(coords, bits), bits)
     return np.lexsort(tie + tuples + [key]).astype(np.int64)
-
-
-def tie_runs(table: EncodedTable, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(starts, ends)`` of the runs of rows with equal QI values along ``order`` (runs of one
-    row included): the rows whose relative order :func:`qi_order` draws at random."""
-    from ..data.grouping import group_ids
-
-    n = order.size
-    if n == 0:
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    k = group_ids([table.columns[c].codes for c in table.qi_names])[0][order]
-    starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
-    return starts, np.r_[starts[1:], n]
 
 
 #: stream tag of the tie order's secret (``SeedSequence([seed, TIE_STREAM])``)
