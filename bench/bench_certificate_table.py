@@ -1,4 +1,4 @@
-"""Does every certificate decide? Every catalog algorithm (``src/openbook/algorithms/catalog.py``)
+"""Does every certificate decide? Every catalog algorithm (``src/openbook/catalog.py``)
 under four models on Adult, and on the 300-row table of issue 25, each anonymized and
 certified (every adversary that applies) in a process of its own with a time limit:
 
@@ -109,7 +109,7 @@ def run(spec: dict, timeout: float) -> dict:
 
 def _algorithms() -> list[tuple[str, str, dict]]:
     sys.path.insert(0, str(ROOT / "src"))
-    from openbook.algorithms.catalog import CATALOG
+    from openbook.catalog import CATALOG
 
     rows = [(name, name, PARAMS.get(name, {})) for name in CATALOG]
     return rows + EXTRA_ROWS

@@ -65,7 +65,7 @@ def anonymize(data: Any, *, qi: Sequence[str], sa: str, model: Any, algorithm: s
     ``qi``: QI columns, each ``"name"`` or ``"name:kind"`` (``numeric``, ``categorical``,
     ``ordinal``); ``sa``: the sensitive attribute; ``model``: a spec such as ``"l=3"``,
     ``"k=5"``, ``"simple-l=6,set=NAME"`` (with ``sensitive={"NAME": [...]}``) or a model
-    object; ``algorithm``: a name of ``openbook.algorithms.catalog.CATALOG`` (default:
+    object; ``algorithm``: a name of ``openbook.catalog.CATALOG`` (default:
     Generalized Anatomy, whose release passes both lines of its own certificate —
     :func:`openbook.pipeline.default_algorithm`);
     ``seed``: the seed of randomized algorithms (never written into the release);

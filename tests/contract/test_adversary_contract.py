@@ -183,7 +183,7 @@ def _release_of(name: str, t):
     return make_algorithm(name, model=model, seed=1, **_PARAMS.get(name, {})).anonymize(t)
 
 
-@pytest.mark.parametrize("name", sorted(__import__("openbook.algorithms.catalog", fromlist=["CATALOG"]).CATALOG))
+@pytest.mark.parametrize("name", sorted(__import__("openbook.catalog", fromlist=["CATALOG"]).CATALOG))
 def test_no_catalog_algorithm_passes_without_an_adversary_that_knows_it(name):
     """With both targets at 1 nobody can be above them: the verdict is pass exactly when an
     adversary declared to know the algorithm ran and resolved everyone; for MASK, ART,
@@ -283,3 +283,22 @@ def test_same_seed_same_sampled_posteriors_and_another_seed_other_ones():
     assert a.stderr is not None and np.nanmax(a.stderr) > 0  # really sampled
     np.testing.assert_array_equal(a.posterior, b.posterior)
     assert not np.allclose(a.posterior, c.posterior, equal_nan=True)
+
+
+def test_base_ana_over_an_sa_dependent_base_is_not_taken_for_anatomy():
+    """``base-ana`` is Anatomy only over no base (paper 000 §5.3 footnote 4). Given ``base="gg"``
+    it is GG(Ana), whose grouping depends on the SA — the certificate read the name and took it
+    for Anatomy ("sa-only": the class frequency), which the brute force of GG(Ana) refutes; the
+    trait now depends on the parameter, and no adversary claims to know it."""
+    import openbook
+
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"age": rng.integers(20, 30, 40), "disease": rng.choice(["a", "b", "c"], 40)})
+    rel = openbook.anonymize(df, qi=["age:numeric"], sa="disease", model="l=2", algorithm="base-ana", base="gg",
+                             certify=False, seed=1)
+    cert = openbook.certify(rel, original=df, max_risk=1.0, max_reid_risk=1.0)
+    assert cert.aware["adversary"] is None and "base algorithm's grouping" in cert.aware["reason"]
+    assert cert.verdict == "fail"
+    plain = openbook.anonymize(df, qi=["age:numeric"], sa="disease", model="l=2", algorithm="base-ana",
+                               certify=False, seed=1)
+    assert openbook.certify(plain, original=df, max_risk=1.0, max_reid_risk=1.0).aware["adversary"] == "replay"

@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from openbook.algorithms.catalog import CATALOG
 from openbook.algorithms.registry import all_algorithms, make_algorithm
+from openbook.catalog import CATALOG
 from openbook.data.schema import Schema
 from openbook.data.table import encode
 from openbook.models import make_model

@@ -7,7 +7,7 @@ after ``openbook``: a subpackage such as ``attacks`` or a top-level module such 
 ``certificate``; the package root ``openbook`` itself is the unit ``__init__``) and the
 unit to its layer:
 
-    0  errors, config, progress, params, __init__ (the root: version and lazy exports)
+    0  errors, config, progress, params, catalog, __init__ (the root: version and lazy exports)
     1  hierarchy, models
     2  data
     3  inference
@@ -50,7 +50,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 ROOT = SRC / "openbook"
 
 LAYERS: dict[str, int] = {
-    "errors": 0, "config": 0, "progress": 0, "params": 0, "__init__": 0,
+    "errors": 0, "config": 0, "progress": 0, "params": 0, "catalog": 0, "__init__": 0,
     "hierarchy": 1, "models": 1,
     "data": 2,
     "inference": 3,

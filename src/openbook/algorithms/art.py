@@ -195,11 +195,19 @@ class ART(Anonymizer):
     name = "art"
     release_kind = "bucketized"
     minimality = False
+    background_robust = True
+    unaware = ("the background adversary (paper 003) knows worst-case QI-based distributions, not the algorithm; "
+               "ART's grouping depends on the SA and paper 003 does not consider an adversary who knows ART")
+
     exact = False
     parameter_constraints = {"r": Optional(Real(1.0, low_open=True)), "sensitive_set": Optional(Text()),
                              "max_size": Optional(Integer(minimum=1)), "min_support": Integer(minimum=1),
                              "k_neighbors": Integer(minimum=1, strict=True),
                              "max_group_size": Optional(Integer(minimum=1)), "max_suppression": Real(0.0, 1.0)}
+
+    @classmethod
+    def withholds(cls, params: dict[str, Any]) -> str:
+        return "sensitive-only"
 
     def __init__(self, *, model: PrivacyModel, r: float | None = None, sensitive_set: str | None = None,
                  max_size: int | None = None, min_support: int = DEFAULT_MIN_SUPPORT, k_neighbors: int = 64,

@@ -44,6 +44,36 @@ class Anonymizer(ABC):
     #: what each keyword-only parameter may hold (merged along the class hierarchy)
     parameter_constraints: ClassVar[dict[str, Constraint]] = {"seed": Optional(Integer(minimum=0, strict=True))}
 
+    # -- traits the adversaries read (never the algorithm's name; docs/certificate.md) ------
+    #: how the replay adversary knows the algorithm (paper 000 §5.1; :mod:`openbook.attacks.awareness`):
+    #: ``"decisions"`` (its SA-dependent decisions replayed one by one: GG, RGG, SG, Mondrian),
+    #: ``"sa-only"`` (grouping by the SA and random draws alone, paper 000 Claim 4),
+    #: ``"qi-only"`` (grouping by the QIs alone), ``"decoupled"`` (QI classes by the QIs, SA
+    #: groups by the SA), ``"rerun"`` (the whole algorithm re-run on every possible world), or
+    #: ``None``: no adversary knows it, and :attr:`unaware` says why
+    replay: ClassVar[str | None] = None
+    #: why no adversary knows the algorithm (read when :meth:`replay_method` is ``None``)
+    unaware: ClassVar[str] = "no adversary replays this algorithm"
+    #: a run is fixed by the table (no random draw, no secret order): re-run on the original
+    #: table it publishes the same rows, so an auditor can recover who sits where
+    deterministic: ClassVar[bool] = False
+    #: claims robustness to worst-case QI-based background knowledge (paper 003): the
+    #: background adversary audits it
+    background_robust: ClassVar[bool] = False
+
+    @classmethod
+    def replay_method(cls, params: dict[str, Any]) -> str | None:
+        """How the replay adversary knows a run with ``params`` (trait :attr:`replay`)."""
+        return cls.replay
+
+    @classmethod
+    def withholds(cls, params: dict[str, Any]) -> str:
+        """How a run with ``params`` chooses whom to suppress, as the absence adversary
+        models it (:mod:`openbook.attacks.absence`): ``"fails-model"`` (the classes failing
+        the model), ``"gg-tail"`` (GG's last buckets), ``"sensitive-only"`` (rows of the
+        sensitive set), or ``"unknown"`` (the absent people stay unresolved)."""
+        return "unknown"
+
     def __init__(self, *, model: PrivacyModel, seed: int | None = None) -> None:
         self.model = model
         self.seed = seed

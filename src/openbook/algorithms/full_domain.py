@@ -68,7 +68,13 @@ class FullDomainGeneralization(Anonymizer):
 
     name = "full-domain"
     minimality = False
+    replay = "qi-only"
+
     parameter_constraints = {"levels": Optional(ListOf(of=Integer(minimum=0))), "max_suppression": Real(0.0, 1.0)}
+
+    @classmethod
+    def withholds(cls, params: dict[str, Any]) -> str:
+        return "fails-model"
 
     def __init__(self, *, model, levels: Sequence[int] | None = None, max_suppression: float = 0.0,
                  seed: int | None = None) -> None:

@@ -84,6 +84,7 @@ class GeneralizedAnatomy(Anonymizer):
     name = "generalized-anatomy"
     release_kind = "bucketized"
     minimality = False
+    replay = "decoupled"
     parameter_constraints = {"k": Optional(Integer(minimum=1, strict=True)),
                              "max_risk": Optional(Real(low=0.0, high=1.0, low_open=True)),
                              "max_reid_risk": Optional(Real(low=0.0, high=1.0, low_open=True)),

@@ -143,9 +143,16 @@ class GreedyGrouping(Anonymizer):
     name = "gg"
     release_kind = "bucketized"
     minimality = True
+    replay = "decisions"
+    deterministic = True
+
     parameter_constraints = {"order": Options(*ORDERS), "priority": Optional(Names()),
                              "bucket_size": Optional(Integer(minimum=1, strict=True)), "tail": Options(*TAILS),
                              "max_suppression": Real(0.0, 1.0), "ties": Options(*TIES)}
+
+    @classmethod
+    def withholds(cls, params: dict[str, Any]) -> str:
+        return "gg-tail" if params.get("tail") == "drop" else "unknown"
 
     def __init__(self, *, model: PrivacyModel, order: str = "lex", priority: Sequence[str] | str | None = None,
                  bucket_size: int | None = None, tail: str = "merge", max_suppression: float = 0.0,
@@ -272,6 +279,7 @@ class RandomizedGreedyGrouping(GreedyGrouping):
 
     name = "rgg"
     minimality = False
+    deterministic = False  # its coin flips
     parameter_constraints = {"p": Real(0.0, 1.0)}
 
     def __init__(self, *, model: PrivacyModel, p: float = 0.5, order: str = "lex",

@@ -81,6 +81,9 @@ class Injector(Anonymizer):
     name = "injector"
     release_kind = "bucketized"
     minimality = False
+    background_robust = True
+    unaware = ("the background adversary knows worst-case QI-based distributions, not the algorithm; "
+               "Injector's grouping depends on the SA and no adversary replays it")
     parameter_constraints = {"l": Optional(Integer(minimum=1)), "sensitive_set": Optional(Text()),
                              # only the paper's default confidence 1 is implemented
                              "min_conf": Real(1.0, 1.0), "min_exp": Real(0.0, low_open=True),

@@ -491,8 +491,14 @@ class FullDomainSearch(Anonymizer):
 
     name = "full-domain-search"
     minimality = True
+    replay = "rerun"
+
     parameter_constraints = {"max_suppression": Real(0.0, 1.0), "metric": Options(*METRICS),
                              "all_minimal": Boolean()}
+
+    @classmethod
+    def withholds(cls, params: dict[str, Any]) -> str:
+        return "fails-model"
 
     def __init__(self, *, model: PrivacyModel, max_suppression: float = 0.0, metric: str = "loss",
                  all_minimal: bool = False, seed: int | None = None) -> None:

@@ -123,6 +123,8 @@ class Mondrian(Anonymizer):
     name = "mondrian"
     release_kind = "generalized"
     minimality = True
+    replay = "decisions"
+    deterministic = True
     parameter_constraints = {"strict": Boolean(), "categorical": Options(*CATEGORICAL)}
 
     def __init__(self, *, model: PrivacyModel, strict: bool = True, categorical: str = "ordered",

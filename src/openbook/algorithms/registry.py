@@ -9,10 +9,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from ..catalog import CATALOG
 from ..errors import ParameterError
 from ..models.base import PrivacyModel
 from .base import Anonymizer
-from .catalog import CATALOG
 
 
 def algorithm_class(name: str) -> type[Anonymizer]:
@@ -22,7 +22,8 @@ def algorithm_class(name: str) -> type[Anonymizer]:
             f"unknown algorithm {name!r} (known: {', '.join(sorted(CATALOG))})", parameter="algorithm", value=name
         )
     entry = CATALOG[name]
-    return getattr(importlib.import_module(f"{__package__}.{entry.module}"), entry.cls)
+    module = entry.module if "." in entry.module else f"{__package__}.{entry.module}"
+    return getattr(importlib.import_module(module), entry.cls)
 
 
 def all_algorithms() -> dict[str, type[Anonymizer]]:

@@ -51,6 +51,7 @@ class SetAnatomy(Anonymizer):
     name = "set-anatomy"
     release_kind = "bucketized"
     minimality = False
+    replay = "sa-only"
     parameter_constraints = {"sensitive_set": Optional(Text())}
 
     def __init__(self, *, model: PrivacyModel, sensitive_set: str | None = None, seed: int | None = None) -> None:

@@ -69,6 +69,8 @@ class SymmetricGrouping(Anonymizer):
     name = "sg"
     release_kind = "bucketized"
     minimality = False
+    replay = "decisions"
+    deterministic = True
     parameter_constraints = {"order": Options(*ORDERS), "priority": Optional(Names()), "ties": Options(*TIES)}
 
     def __init__(self, *, model: PrivacyModel, order: str = "lex", priority: Sequence[str] | str | None = None,

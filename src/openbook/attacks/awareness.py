@@ -1,8 +1,9 @@
 """Which adversary knows which algorithm — the question a certificate must answer before it
 can pass (paper 000 §2.4: the adversary knows the algorithm; paper 001 Assumption 3).
 
-:data:`REPLAY_METHOD` says how the replay adversary (paper 000 §5.1) knows each algorithm it
-covers; :data:`NO_AWARE_ADVERSARY` says why no adversary knows the others; :func:`awareness`
+:func:`replay_method` says how the replay adversary (paper 000 §5.1) knows the release's algorithm —
+a trait the algorithm declares (``Anonymizer.replay``), with ``Anonymizer.unaware`` saying why no
+adversary knows it when none does; :func:`awareness`
 asks every registered adversary (``Adversary.knows_algorithm``) and answers with the one, or
 with the reason there is none. docs/certificate.md tabulates the answers.
 """
@@ -14,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-#: how the replay adversary knows each algorithm it covers (paper 000 §5.1):
+#: how the replay adversary knows an algorithm (paper 000 §5.1) — the algorithm's trait
+#: ``Anonymizer.replay`` (:meth:`~openbook.algorithms.base.Anonymizer.replay_method`):
 #:
 #: * ``"decisions"`` — the algorithm's SA-dependent decisions are replayed one by one on every
 #:   possible world (GG/RGG prefixes, SG splits, Mondrian cuts);
@@ -29,41 +31,35 @@ import numpy as np
 #: * ``"rerun"`` — the whole algorithm re-run on every possible world (full-domain
 #:   *search*: its lattice choice couples every class), within ``rerun_limit`` worlds.
 #:
+#: An algorithm without one says why no adversary knows it (trait ``Anonymizer.unaware``).
 #: ``tests/contract/test_adversary_brute_force.py`` checks each against a brute force over
 #: possible worlds that re-runs the algorithm over every outcome of its random choices.
-REPLAY_METHOD = {"generalized-anatomy": "decoupled",
-                 "gg": "decisions", "rgg": "decisions", "sg": "decisions", "mondrian": "decisions",
-                 "anatomy": "sa-only", "base-ana": "sa-only", "set-anatomy": "sa-only",
-                 "full-domain": "qi-only", "full-domain-search": "rerun"}
-#: why no registered adversary is the algorithm-aware one for these algorithms: the
-#: certificate of such a release never passes (unknown is not safe)
-NO_AWARE_ADVERSARY = {
-    "mask": ("MASK distorts the SA of the classes violating the model (paper 001 §6); Theorem 3 shows only "
-             "that the minimality adversary excludes no world, not what an adversary who knows MASK learns: "
-             "a published class may be a distorted one, and on tiny tables the brute force over possible "
-             "worlds puts people above the baseline's posterior (tests/contract); openbook has no MASK-aware "
-             "adversary"),
-    "anatomize": ("anatomization keeps its base algorithm's grouping, which depends on the SA: the adversary "
-                  "who knows it replays the base algorithm over the anatomized groups, which the replay does "
-                  "not support yet (on tiny tables the brute force puts people above the baseline, up to 1)"),
-    "art": ("the background adversary (paper 003) knows worst-case QI-based distributions, not the algorithm; "
-            "ART's grouping depends on the SA and paper 003 does not consider an adversary who knows ART"),
-    "injector": ("the background adversary knows worst-case QI-based distributions, not the algorithm; "
-                 "Injector's grouping depends on the SA and no adversary replays it"),
-}
-for _alg in ("gg-ana", "rgg-ana", "sg-ana"):
-    NO_AWARE_ADVERSARY[_alg] = NO_AWARE_ADVERSARY["anatomize"]
-NO_AWARE_ADVERSARY["art-exact"] = NO_AWARE_ADVERSARY["art"]
+REPLAY_METHODS = ("decisions", "sa-only", "qi-only", "decoupled", "rerun")
+
+
+def algorithm_traits(release: Any) -> Any:
+    """The class of the release's recorded algorithm — whose traits the adversaries read
+    (``replay``, ``unaware``, ``deterministic``, ``background_robust``, ``withholds``) —
+    or ``None`` when the release records no algorithm of the catalog."""
+    from ..algorithms.registry import algorithm_class
+    from ..errors import ParameterError
+
+    alg = (release.meta.get("algorithm") or {}).get("algorithm")
+    if not isinstance(alg, str):
+        return None
+    try:
+        return algorithm_class(alg)
+    except ParameterError:
+        return None
 
 
 def replay_method(release: Any) -> str | None:
-    """How the replay adversary knows the release's algorithm (:data:`REPLAY_METHOD`), or
-    ``None``. Anatomization of no base (``anatomize`` with ``base=none``) is Anatomy."""
-    prov = release.meta.get("algorithm") or {}
-    alg = prov.get("algorithm")
-    if alg == "anatomize" and (prov.get("params") or {}).get("base") in ("none", "base"):
-        return "sa-only"
-    return REPLAY_METHOD.get(alg) if isinstance(alg, str) else None
+    """How the replay adversary knows the release's algorithm (its trait, :data:`REPLAY_METHODS`),
+    or ``None``. Anatomization of no base (``anatomize`` with ``base=none``) is Anatomy."""
+    cls = algorithm_traits(release)
+    if cls is None:
+        return None
+    return cls.replay_method(dict((release.meta.get("algorithm") or {}).get("params") or {}))
 
 
 def log_worlds(release: Any) -> float:
@@ -90,8 +86,9 @@ def awareness(release: Any, params: Any = None) -> tuple[str | None, str]:
     alg = (release.meta.get("algorithm") or {}).get("algorithm")
     if alg is None:
         return None, "the release records no algorithm: no adversary knows how it was made"
-    if alg in NO_AWARE_ADVERSARY:
-        return None, NO_AWARE_ADVERSARY[alg]
+    cls = algorithm_traits(release)
+    if cls is not None and replay_method(release) is None:
+        return None, cls.unaware
     return None, adversaries()["replay"](**dict(params.get("replay", {}))).applies_to(release).reason
 
 

@@ -15,11 +15,10 @@ import numpy as np
 
 from ..models.promise import promised_l
 from .adversary import DEFAULT_RERUN_LIMIT, DEFAULT_WORLDS, Adversary, Applies
-from .awareness import log_worlds, replay_method
+from .awareness import algorithm_traits, log_worlds, replay_method
 from .base import AttackResult
 
-#: algorithms built to resist worst-case QI-based background knowledge (paper 003; Li & Li)
-BACKGROUND_ROBUST = ("art", "art-exact", "injector")
+
 def _is_int(v: Any) -> bool:
     return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
 
@@ -104,7 +103,7 @@ def suppression_rule(release: Any) -> str:
     if n_sup is not None and int(n_sup) == 0:
         return "none"
     prov = provenance(release)
-    alg, params = prov.get("algorithm"), prov.get("params") or {}
+    params = prov.get("params") or {}
     skew = release.meta.get("skew")
     if skew and n_sup is not None and "n_suppressed" in skew:
         own: int | None = int(n_sup) - int(skew["n_suppressed"])
@@ -114,13 +113,8 @@ def suppression_rule(release: Any) -> str:
         return "skew"
     if skew:
         return "unknown"
-    if alg in ("full-domain", "full-domain-search"):
-        return "fails-model"
-    if alg in ("gg", "rgg") and params.get("tail") == "drop":
-        return "gg-tail"
-    if alg in ("art", "art-exact"):
-        return "sensitive-only"
-    return "unknown"
+    cls = algorithm_traits(release)  # the algorithm's trait, not its name
+    return "unknown" if cls is None else str(cls.withholds(dict(params)))
 
 
 def _target_masks(targets: Sequence[str], domain: Any, masks: np.ndarray) -> np.ndarray:
@@ -460,7 +454,8 @@ class BackgroundAdversary(Adversary):
 
     def applies_to(self, release: Any) -> Applies:
         alg = algorithm_name(release)
-        if alg in BACKGROUND_ROBUST:
+        cls = algorithm_traits(release)
+        if cls is not None and cls.background_robust:
             return Applies(True, f"{alg} claims robustness to background knowledge")
         return Applies(False, f"{alg or 'the release'} makes no claim about background knowledge")
 

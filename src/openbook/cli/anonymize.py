@@ -384,7 +384,7 @@ def certificate_rows(cert: dict[str, Any] | None, *, lines_only: bool = False,
 
 def anonymize_epilog() -> str:
     """The algorithms and models ``anonymize --help`` lists (no heavy import)."""
-    from ..algorithms.catalog import CATALOG
+    from ..catalog import CATALOG
     from ..models.registry import SPEC_HELP
     from ..pipeline import DEFAULT_ALGORITHM
 

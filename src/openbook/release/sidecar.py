@@ -29,16 +29,16 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from ..catalog import CATALOG
 from ..errors import DataError, OpenbookError
 
 FORMAT = "openbook-release/2"
 
-#: algorithm names a sidecar may name (the catalog of :mod:`openbook.algorithms`, kept here
-#: because the release layer may not import the algorithms; a contract test keeps them equal)
-ALGORITHM_NAMES = frozenset({
-    "anatomize", "anatomy", "art", "art-exact", "base-ana", "full-domain", "full-domain-search", "generalized-anatomy",
-    "gg", "gg-ana",
-    "injector", "mask", "mondrian", "rgg", "rgg-ana", "set-anatomy", "sg", "sg-ana"})
+def algorithm_names() -> frozenset[str]:
+    """The algorithm names a sidecar may name: the catalog's (:mod:`openbook.catalog`)."""
+    return frozenset(CATALOG)
+
+
 #: skew-step methods (:data:`openbook.algorithms.suppression.METHODS`; same contract test)
 SKEW_METHODS = frozenset({"safe-d", "unsafe-d", "r-suppression"})
 #: certificate verdicts (:mod:`openbook.certificate`)
@@ -410,7 +410,7 @@ def _algorithm(c: _Check, prov: Any, key: str) -> None:
     prov = c.obj(prov, key)
     if not prov:
         return  # a partition made by hand: no algorithm recorded
-    c.choice(prov.get("algorithm"), f"{key}.algorithm", ALGORITHM_NAMES)
+    c.choice(prov.get("algorithm"), f"{key}.algorithm", algorithm_names())
     c.obj(prov.get("params", {}), f"{key}.params")
     if prov.get("model") is not None:
         _model(c, prov["model"], f"{key}.model")

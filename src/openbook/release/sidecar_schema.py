@@ -20,7 +20,6 @@ from .folder import FOLDER_FILES
 from .io import FOLDER_LAYOUT
 from .release import KINDS
 from .sidecar import (
-    ALGORITHM_NAMES,
     AWARE_KEYS,
     CERTIFIED_KEYS,
     CHECK_KEYS,
@@ -41,6 +40,7 @@ from .sidecar import (
     TOP_KEYS,
     UNCERTIFIED_KEYS,
     VERDICTS,
+    algorithm_names,
 )
 
 #: the validator's tolerance on a probability (``<= 1 + 1e-9``)
@@ -88,7 +88,7 @@ def _defs() -> dict[str, Any]:
         "type": "object",
         "description": "the algorithm, its parameters and model (what the replay adversary re-runs); {} for a "
                        "partition made by hand",
-        "properties": {"algorithm": _enum(ALGORITHM_NAMES), "params": {"type": "object"},
+        "properties": {"algorithm": _enum(algorithm_names()), "params": {"type": "object"},
                        "model": {"anyOf": [{"$ref": "#/$defs/model"}, {"type": "null"}]},
                        "minimality": {"type": "boolean"},
                        "levels": {"anyOf": [_array(_COUNT), {"type": "null"}]},

@@ -83,8 +83,8 @@ class Studio:
 
     def catalog(self) -> dict[str, Any]:
         if self._catalog is None:
-            from ..algorithms.catalog import CATALOG
             from ..algorithms.registry import algorithm_class
+            from ..catalog import CATALOG
             from ..data.datasets import DATASETS
             from ..hierarchy import ADULT_COLUMNS
             from ..models.registry import SPEC_HELP

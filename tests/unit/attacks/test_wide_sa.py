@@ -76,12 +76,11 @@ def test_a_model_that_reads_no_sa_replays_as_class_frequencies(name, params):
     algo = make_algorithm(name, model=make_model("k=3"), **params)
     part = algo.partition(t)
     fast = replay_attack(t, part.group, algo)
-    real = attack.STRUCTURED
     try:
-        attack.STRUCTURED = ()  # no shortcut: every decision replayed
+        attack.SHORTCUT_WITHOUT_SA = False  # no shortcut: every decision replayed
         slow = replay_attack(t, part.group, algo)
     finally:
-        attack.STRUCTURED = real
+        attack.SHORTCUT_WITHOUT_SA = True
     np.testing.assert_allclose(fast.posterior, slow.posterior, rtol=0, atol=1e-12)
 
 

@@ -33,8 +33,7 @@ exchangeable, so the posterior of a row is its cell's expected SA count / cell s
 """
 
 from .attack import (
-    DETERMINISTIC,
-    STRUCTURED,
+    DECISION_REPLAYS,
     algorithm_from_provenance,
     publisher_release,
     replay_attack,
@@ -44,9 +43,9 @@ from .attack import (
     seating,
 )
 from .engine import Decisions, Region, Unit, leaf_tables
-from .generic import NO_INFORMATION, canonical, set_only_mask, with_sa
+from .generic import canonical, no_information, set_only_mask, with_sa
 from .solve import UnitResult, solve_unit
 
-__all__ = ["DETERMINISTIC", "NO_INFORMATION", "STRUCTURED", "Decisions", "Region", "Unit", "UnitResult",
-           "algorithm_from_provenance", "canonical", "leaf_tables", "publisher_release", "replay_attack",
+__all__ = ["DECISION_REPLAYS", "Decisions", "Region", "Unit", "UnitResult",
+           "algorithm_from_provenance", "canonical", "leaf_tables", "no_information", "publisher_release", "replay_attack",
            "replay_partition", "replay_release", "replay_units", "seating", "set_only_mask", "solve_unit", "with_sa"]

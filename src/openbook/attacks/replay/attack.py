@@ -30,33 +30,33 @@ from ...release.align import Alignment, align, published_classes, rows_by_sa, se
 from ..base import AttackResult, model_l
 from .batch import batchable, chain_batchable, sample_chains, solve_batch
 from .engine import Unit
-from .generic import NO_INFORMATION, canonical, no_information_units, rerun_units, with_sa
+from .generic import canonical, no_information, no_information_units, rerun_units, with_sa
 from .gg_seating import run_seating, sg_seating
 from .greedy import gg_units, settle_ties
 from .mondrian import mondrian_units
 from .solve import solve_unit
 from .symmetric import sg_units
 
-#: algorithms whose groups the replay rebuilds from their own structure
-STRUCTURED = ("gg", "rgg", "sg", "mondrian")
-#: algorithms whose run is fixed by the table (no seed): the auditor can re-run them
-DETERMINISTIC = ("gg", "sg", "mondrian")
+#: the replay of each algorithm whose SA-dependent decisions it models one by one (trait
+#: ``replay = "decisions"``): name -> the builder of its units
+DECISION_REPLAYS: dict[str, Any] = {"gg": gg_units, "rgg": gg_units, "sg": sg_units, "mondrian": mondrian_units}
+#: a model that reads no SA (k-anonymity) makes every decision the same in every world: the
+#: replay then takes the grouping as given (tests switch it off to compare with the full replay)
+SHORTCUT_WITHOUT_SA = True
 
 
 def replay_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray, *,
                  generalized: bool = False) -> list[Unit]:
     """The independent units of a release made by ``algo`` (``group``: published classes)."""
-    name = algo.name
-    if name in STRUCTURED and not getattr(algo.model, "reads_sa", True):
+    method = type(algo).replay_method(algo.params())
+    if method == "decisions" and SHORTCUT_WITHOUT_SA and not getattr(algo.model, "reads_sa", True):
         # every decision reads group sizes only: the grouping is the same in every world
         return no_information_units(group, gcounts)
-    if name in ("gg", "rgg"):
-        return gg_units(algo, table, group, gcounts, generalized=generalized)
-    if name == "sg":
-        return sg_units(algo, table, group, gcounts, generalized=generalized)
-    if name == "mondrian":
-        return mondrian_units(algo, table, group, gcounts, generalized=generalized)
-    if name in NO_INFORMATION:
+    if method == "decisions":
+        if algo.name not in DECISION_REPLAYS:
+            raise ParameterError(f"the replay models no decision of {algo.name}", parameter="algorithm")
+        return DECISION_REPLAYS[algo.name](algo, table, group, gcounts, generalized=generalized)
+    if no_information(algo):
         return no_information_units(group, gcounts)
     publish = (lambda t, part: published_classes(t, part.group)) if generalized else None
     return rerun_units(algo, table, group, gcounts, publish)
@@ -114,7 +114,7 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
         names, masks = targets
     masks = np.asarray(masks, dtype=bool)
     generalized = (kind or getattr(algorithm, "release_kind", "generalized")) == "generalized" \
-        and algorithm.name not in NO_INFORMATION
+        and not no_information(algorithm)
     if generalized:
         group = published_classes(table, group)
     group = canonical(group)  # classes numbered by their first person: the same from every source
@@ -235,7 +235,7 @@ def publisher_release(algo: Any, release: Any, knowledge: EncodedTable) -> Any:
     a release are in canonical order, so equal releases have equal tables) — then the
     re-run knows who sits where; ``None`` otherwise (a randomized algorithm, another table,
     another version)."""
-    if algo is None or algo.name not in DETERMINISTIC or algo.ties_at_random:
+    if algo is None or not algo.deterministic or algo.ties_at_random:
         return None  # a random order of equal QIs: a re-run need not publish the same rows
     try:
         again = algo.anonymize(knowledge, kind=release.kind)

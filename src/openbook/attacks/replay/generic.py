@@ -21,8 +21,11 @@ from ...data.table import EncodedColumn, EncodedTable
 from ...errors import OpenbookError, ParameterError
 from .engine import Unit
 
-#: algorithms whose grouping ignores the QI→SA association inside a group (Claim 4)
-NO_INFORMATION = ("anatomy", "base-ana", "set-anatomy", "full-domain")
+
+def no_information(algo: Any) -> bool:
+    """Does ``algo``'s grouping ignore the QI→SA association inside a group (paper 000
+    Claim 4: trait ``replay`` ``"sa-only"``, or ``"qi-only"``)?"""
+    return type(algo).replay_method(algo.params()) in ("sa-only", "qi-only")
 
 
 def with_sa(table: EncodedTable, sa: np.ndarray) -> EncodedTable:

@@ -1,10 +1,16 @@
 """The catalog of anonymizers: name, class, release kind and one line each — importable
-without numpy, pandas or numba, so the CLI lists the algorithms at once.
+without numpy, pandas or numba, so the CLI lists the algorithms at once, and from every layer
+(the release's sidecar validator reads the names from here).
 
 It is an explicit table (as ``models/registry.py``'s tuple of classes), read by
 :mod:`openbook.algorithms.registry`, which imports a class's module only when the class is
 asked for: no algorithm module registers itself, and no module imports the registry except to
 build another algorithm (anatomization's base), so there is no import circle.
+
+Adding an algorithm is its own module plus one line here: what the adversaries need to know
+about it they read from the class's traits (``Anonymizer.replay``, ``unaware``,
+``deterministic``, ``background_robust``, ``withholds``), never from its name
+(``tests/contract/test_toy_algorithm.py`` adds one that way and certifies its release).
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from typing import NamedTuple
 
 
 class Entry(NamedTuple):
-    module: str  # module of openbook.algorithms defining the class
+    module: str  # module of openbook.algorithms defining the class (or a dotted path: "package.module")
     cls: str  # the class's name
     kind: str  # release kind: generalized or bucketized
     line: str  # one line for ``anonymize --help``
