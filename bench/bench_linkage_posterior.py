@@ -31,7 +31,7 @@ def table(n: int, seed: int = 0):
 
 
 def run(label: str, releases, t) -> None:
-    from openbook.attacks.adversary import make_adversary
+    from openbook.attacks.registry import make_adversary
 
     adv = make_adversary("linkage")
     adv.run(releases[-1], original=t, earlier=releases[:-1])  # warm-up (numba matching kernel)

@@ -434,9 +434,9 @@ def certify(release: Any, *, original: Any = None, earlier: Sequence[Any] = (), 
     on_step:
         Called with each adversary's name before it runs (progress display).
     """
-    from .attacks.adversary import adversaries as registry, make_adversary
     from .attacks.awareness import awareness
     from .attacks.baseline import release_model
+    from .attacks.registry import adversaries as registry, make_adversary
     from .progress import track
 
     t0 = time.perf_counter()

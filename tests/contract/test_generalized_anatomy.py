@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from openbook.algorithms.registry import make_algorithm
-from openbook.attacks.adversary import make_adversary
+from openbook.attacks.registry import make_adversary
 from openbook.certificate import certify
 from openbook.data.schema import Schema
 from openbook.data.table import encode

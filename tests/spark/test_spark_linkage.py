@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from openbook.algorithms.registry import make_algorithm
-from openbook.attacks.adversary import make_adversary
+from openbook.attacks.registry import make_adversary
 from openbook.data.table import encode
 from openbook.errors import InfeasibleError, ParameterError, SchemaError
 from openbook.models.registry import make_model

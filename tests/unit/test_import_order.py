@@ -16,7 +16,7 @@ unit to its layer:
     6  attacks, utility
     7  certificate
     8  pipeline
-    9  api, cli, report, experiments, demo
+    9  api, cli, report, experiments, demo, studio, testing
 
 ``params`` (declared parameter constraints, used by the models) imports only ``errors`` and
 sits in layer 0. The root's lazy exports (``openbook.anonymize`` ...) go through
@@ -59,7 +59,7 @@ LAYERS: dict[str, int] = {
     "attacks": 6, "utility": 6,
     "certificate": 7,
     "pipeline": 8, "spark": 8,
-    "api": 9, "cli": 9, "report": 9, "experiments": 9, "demo": 9, "studio": 9,
+    "api": 9, "cli": 9, "report": 9, "experiments": 9, "demo": 9, "studio": 9, "testing": 9,
 }
 #: same-layer pairs forbidden in both directions (rule 2)
 FORBIDDEN_PAIRS = {frozenset({"attacks", "utility"})}

@@ -69,6 +69,7 @@ class FullDomainGeneralization(Anonymizer):
     name = "full-domain"
     minimality = False
     replay = "qi-only"
+    deterministic = True
 
     parameter_constraints = {"levels": Optional(ListOf(of=Integer(minimum=0))), "max_suppression": Real(0.0, 1.0)}
 

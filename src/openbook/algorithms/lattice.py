@@ -492,6 +492,7 @@ class FullDomainSearch(Anonymizer):
     name = "full-domain-search"
     minimality = True
     replay = "rerun"
+    deterministic = True
 
     parameter_constraints = {"max_suppression": Real(0.0, 1.0), "metric": Options(*METRICS),
                              "all_minimal": Boolean()}

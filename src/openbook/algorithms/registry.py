@@ -22,8 +22,7 @@ def algorithm_class(name: str) -> type[Anonymizer]:
             f"unknown algorithm {name!r} (known: {', '.join(sorted(CATALOG))})", parameter="algorithm", value=name
         )
     entry = CATALOG[name]
-    module = entry.module if "." in entry.module else f"{__package__}.{entry.module}"
-    return getattr(importlib.import_module(module), entry.cls)
+    return getattr(importlib.import_module(entry.module, __package__), entry.cls)
 
 
 def all_algorithms() -> dict[str, type[Anonymizer]]:

@@ -1,5 +1,7 @@
-"""The adversary interface and registry — one interface for every adversary family, as
-:mod:`openbook.algorithms.base` is for the anonymizers.
+"""The adversary interface — one interface for every adversary family, as
+:mod:`openbook.algorithms.base` is for the anonymizers (the registry by name:
+:mod:`.registry`, over :data:`openbook.catalog.ADVERSARIES`; the contract checks every
+adversary must pass: :func:`openbook.testing.check_adversary`).
 
 An adversary is the papers' attacker made concrete: what it knows (the release; every
 individual's QI values = the *original* table's QIs; earlier releases), what it assumes
@@ -23,8 +25,10 @@ Each adversary class declares
   (:func:`.awareness.awareness` names it, or says why there is none);
 * ``attack(release, *, original=None, earlier=())``.
 
-Parameters are keyword-only, stored unchanged and validated in one declared place
-(``_parameters``: name -> (check, message)), as scikit-learn does.
+Parameters are keyword-only, declared in one place (``parameters``: name -> (default,
+:mod:`openbook.params` constraint)) and validated there with the one message form of every
+model and anonymizer (``adversary 'replay': worlds must be an integer >= 1, got 0``), as
+scikit-learn does.
 
 References: Cormode, Srivastava, Li, Li, VLDB 2010 (paper 000); Wong, Fu, Wang, Pei, VLDB
 2007 (paper 001); Rameshwar & Tandon (paper 002); Wong, Fu, Wang, Xu, Pei, Yu (paper 003);
@@ -36,9 +40,10 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Sequence
 
 from ..errors import ParameterError
+from ..params import Constraint
 
 if TYPE_CHECKING:  # the interface module stays light: the CLI lists adversaries at start-up
     from .base import AttackResult
@@ -73,25 +78,24 @@ class Adversary(ABC):
     paper: ClassVar[str]
     disclosure: ClassVar[str] = "attribute"
     needs: ClassVar[frozenset[str]] = frozenset()
-    #: keyword parameters: name -> (default, check(value) -> bool, what a valid value is)
-    _parameters: ClassVar[dict[str, tuple[Any, Callable[[Any], bool], str]]] = {}
+    #: keyword parameters: name -> (default, what it may hold); ``None`` is always allowed
+    #: (the parameter left to the release or the model)
+    parameters: ClassVar[dict[str, tuple[Any, Constraint]]] = {}
 
     def __init__(self, **params: Any) -> None:
-        unknown = sorted(set(params) - set(self._parameters))
+        owner = f"adversary {self.name!r}"
+        unknown = sorted(set(params) - set(self.parameters))
         if unknown:
-            known = ", ".join(sorted(self._parameters)) or "none"
-            raise ParameterError(f"adversary {self.name!r}: unknown parameter {unknown[0]!r} (known: {known})",
+            known = ", ".join(sorted(self.parameters)) or "none"
+            raise ParameterError(f"{owner}: unknown parameter {unknown[0]!r} (known: {known})",
                                  parameter=unknown[0])
-        for key, (default, check, what) in self._parameters.items():
+        for key, (default, constraint) in self.parameters.items():
             value = params.get(key, default)
-            if value is not None and not check(value):
-                raise ParameterError(f"adversary {self.name!r}: {key}={value!r} must be {what}",
-                                     parameter=key, value=value)
-            setattr(self, key, value)
+            setattr(self, key, None if value is None else constraint.check(owner, key, value))
 
     def params(self) -> dict[str, Any]:
         """Parameters as given (JSON-able), for the certificate."""
-        return {k: getattr(self, k) for k in self._parameters}
+        return {k: getattr(self, k) for k in self.parameters}
 
     def applies_to(self, release: Any) -> Applies:
         """Whether this adversary's model fits ``release`` (default: every release)."""
@@ -128,55 +132,3 @@ class Adversary(ABC):
 
     def describe(self) -> str:
         return f"{self.title} ({self.paper})"
-
-
-#: the registered names, in registry order (the CLI lists them without importing the engines)
-ADVERSARY_NAMES = ("baseline", "replay", "minimality", "background", "eligibility", "linkage", "reidentification")
-
-
-def _adversary_classes() -> tuple[type[Adversary], ...]:
-    """The registered adversaries, in the order the certificate and the report list them
-    (an explicit tuple: no import side effects, no circle)."""
-    from .families import (
-        BackgroundAdversary,
-        BaselineAdversary,
-        EligibilityAdversary,
-        LinkageAdversary,
-        MinimalityAdversary,
-        ReidentificationAdversary,
-        ReplayAdversary,
-    )
-
-    return (BaselineAdversary, ReplayAdversary, MinimalityAdversary, BackgroundAdversary,
-            EligibilityAdversary, LinkageAdversary, ReidentificationAdversary)
-
-
-def adversaries() -> dict[str, type[Adversary]]:
-    """Registry: name -> adversary class."""
-    return {cls.name: cls for cls in _adversary_classes()}
-
-
-def make_adversary(name: str, **params: Any) -> Adversary:
-    """The adversary registered as ``name`` with its keyword parameters."""
-    registry = adversaries()
-    try:
-        cls = registry[name]
-    except KeyError:
-        raise ParameterError(f"unknown adversary {name!r} (known: {', '.join(registry)})",
-                             parameter="adversary", value=name) from None
-    return cls(**params)
-
-
-def parse_adversaries(spec: str | Sequence[str] | None) -> list[str]:
-    """``"baseline,replay"`` (or a list) -> checked names; ``None``/``"auto"`` -> ``[]``."""
-    if spec is None:
-        return []
-    names = [s.strip() for s in (spec.split(",") if isinstance(spec, str) else spec) if str(s).strip()]
-    if names == ["auto"]:
-        return []
-    registry = adversaries()
-    for n in names:
-        if n not in registry:
-            raise ParameterError(f"unknown adversary {n!r} (known: {', '.join(registry)}, auto)",
-                                 parameter="adversary", value=n)
-    return names

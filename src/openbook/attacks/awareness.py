@@ -76,7 +76,7 @@ def awareness(release: Any, params: Any = None) -> tuple[str | None, str]:
     who knows the release's algorithm (paper 000 §2.4; paper 001 Assumption 3) — or
     ``(None, why there is none)``. The certificate of a release without one never passes.
     ``params``: per adversary keyword parameters (e.g. the replay's ``rerun_limit``)."""
-    from .adversary import adversaries
+    from .registry import adversaries
 
     params = dict(params or {})
     for cls in adversaries().values():

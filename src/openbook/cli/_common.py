@@ -229,7 +229,7 @@ def against_registry_option(g: Any) -> None:
 def adversary_option(g: Any, *, several: bool) -> None:
     """``--adversary``: one registered adversary (``audit``) or a comma-separated list
     (``certify``, ``report``; default every one that applies)."""
-    from ..attacks.adversary import ADVERSARY_NAMES
+    from ..attacks.registry import ADVERSARY_NAMES
 
     if several:
         g.add_argument("--adversary", metavar="NAMES", help="comma-separated adversaries to run ("

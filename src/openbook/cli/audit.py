@@ -45,7 +45,7 @@ def adversary_params(args: argparse.Namespace, name: str) -> dict[str, Any]:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from ..attacks.adversary import make_adversary
+    from ..attacks.registry import make_adversary
     from ..errors import ParameterError
     from ..release import load_release
 

@@ -23,7 +23,7 @@ from ._common import (
 
 
 def cmd_certify(args: argparse.Namespace) -> int:
-    from ..attacks.adversary import parse_adversaries
+    from ..attacks.registry import parse_adversaries
     from ..certificate import FAIL, certify
     from ..release import load_release
     from .anonymize import certificate_rows

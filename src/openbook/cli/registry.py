@@ -39,8 +39,8 @@ def _linkage_check(release, args: argparse.Namespace):
     against the earlier releases, run inside the registry's lock: refuse (exit 3) when
     someone's post-linkage diversity falls below ℓ (``--linkage-l``, default the release
     model's ℓ as a float, else 2)."""
-    from ..attacks.adversary import make_adversary
     from ..attacks.baseline import release_model
+    from ..attacks.registry import make_adversary
     from ..errors import RiskError
     from ..models.promise import promised_l
 

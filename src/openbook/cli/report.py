@@ -26,7 +26,7 @@ from ._common import (
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ..attacks.adversary import parse_adversaries
+    from ..attacks.registry import parse_adversaries
     from ..release import load_release
     from ..release.io import check_plain_output
     from ..report.html import gather_report, render_report, report_title, write_report

@@ -36,7 +36,7 @@ __all__ = ["run_adversaries", "query_error_table", "render_report", "write_repor
 
 def run_adversaries(release: Release, names: Sequence[str], table: EncodedTable | None) -> list[Any]:
     """Run the named adversaries of the registry (:mod:`openbook.attacks.adversary`)."""
-    from ..attacks.adversary import make_adversary
+    from ..attacks.registry import make_adversary
 
     return [make_adversary(name).run(release, original=table) for name in names]
 
@@ -350,7 +350,7 @@ def gather_report(release: Release, *, adversaries: Sequence[str] = (), table: E
                   "and to see every adversary's per-person figures).")
         attacks = run_adversaries(release, ["baseline"], None)
     if not any(getattr(a, "adversary", "") == "reidentification" for a in attacks):
-        from ..attacks.adversary import make_adversary
+        from ..attacks.registry import make_adversary
 
         # identity disclosure always has its section (its histogram of record risk)
         attacks.append(make_adversary("reidentification", **dict(reid or {})).run(release))

@@ -109,8 +109,8 @@ def spark_certificate(view: ReleaseView, classes: dict[str, Any], tg: dict[str, 
     ``n_people``: the original table's rows; ``n_absent`` people withheld, whose baseline
     posterior is ``absent_baseline`` (``{"max", "above", "dmax"}``); ``replay()``: the replay
     finding's figures (:mod:`.replay`), ``None`` when the algorithm's replay cannot run here."""
-    from ..attacks.adversary import adversaries as registry, make_adversary
     from ..attacks.awareness import awareness
+    from ..attacks.registry import adversaries as registry, make_adversary
     from ..certificate import FAIL, PASS, Certificate, certificate_lines
 
     t0 = time.perf_counter()
@@ -195,7 +195,7 @@ def combine_replay(parts: list[dict[str, Any]], unresolved: dict[str, int]) -> d
 
 
 def _replay_adversary(params: Mapping[str, Mapping[str, Any]]) -> Any:
-    from ..attacks.adversary import make_adversary
+    from ..attacks.registry import make_adversary
 
     return make_adversary("replay", **dict(params.get("replay", {})))
 
@@ -205,8 +205,8 @@ def mondrian_certificate(res: Any, check: dict[str, Any], tg: dict[str, Any], *,
                          on_step: Callable[[str], None] | None = None) -> Any:
     """The certificate of a Spark Mondrian run (``res``: :class:`.mondrian.SparkMondrianResult`;
     ``check``: :func:`.mondrian.verify`'s record with the class figures)."""
-    from ..attacks.adversary import make_adversary
     from ..attacks.baseline import choose_targets
+    from ..attacks.registry import make_adversary
     from ..models.promise import distance_model
     from .output import release_meta
     from .replay import ReplaySpec, replay_roots, run_fragments
@@ -240,9 +240,9 @@ def full_domain_certificate(rel: Any, check: dict[str, Any], tg: dict[str, Any],
     the baseline (the withheld people given the published distribution, as locally) and the
     identity line from the classes; the search's replay and the minimality adversary, which
     need the table on one machine, recorded as not run (module docstring)."""
-    from ..attacks.adversary import make_adversary
     from ..attacks.base import TOL
     from ..attacks.baseline import choose_targets
+    from ..attacks.registry import make_adversary
     from ..certificate import CERTAIN
     from ..models.promise import distance_model
     from .full_domain import release_meta

@@ -212,7 +212,7 @@ def test_adult_four_qis_optimum_is_not_minimal(adult_frame, path):
     # the release does not follow the minimality principle: the minimality adversary (who
     # assumes a minimal node) does not apply to it
     assert p.provenance["minimality"] is False
-    from openbook.attacks.adversary import make_adversary
+    from openbook.attacks.registry import make_adversary
     from openbook.release import build_release
 
     rel = build_release(t, p, model=model)

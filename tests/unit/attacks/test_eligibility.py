@@ -166,7 +166,7 @@ def test_beyond_the_budget_every_withheld_person_is_unresolved(tmp_path):
     import pandas as pd
 
     from openbook.algorithms.registry import make_algorithm
-    from openbook.attacks.adversary import make_adversary
+    from openbook.attacks.registry import make_adversary
     from openbook.certificate import certify
     from openbook.data.schema import Schema
     from openbook.data.table import encode

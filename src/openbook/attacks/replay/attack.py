@@ -237,6 +237,8 @@ def publisher_release(algo: Any, release: Any, knowledge: EncodedTable) -> Any:
     another version)."""
     if algo is None or not algo.deterministic or algo.ties_at_random:
         return None  # a random order of equal QIs: a re-run need not publish the same rows
+    if type(algo).replay_method(algo.params()) != "decisions":
+        return None  # the other methods seat people by their QIs exactly: they need no record
     try:
         again = algo.anonymize(knowledge, kind=release.kind)
     except OpenbookError:
