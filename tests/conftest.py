@@ -8,6 +8,7 @@ and subprocess of the session."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,11 @@ import pandas as pd
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+# every sidecar the suite writes — in this process, its xdist workers and every CLI subprocess —
+# is validated against the published JSON Schema (docs/sidecar.schema.json) before it is written
+# (:func:`openbook.release.sidecar.check_schema`; issue 29)
+os.environ["OPENBOOK_CHECK_SIDECAR_SCHEMA"] = "1"
 SHARED = REPO.parent / "shared"
 ADULT_DIR = SHARED / "data" / "adult"
 

@@ -76,3 +76,24 @@ def test_a_broken_sidecar_does_not_validate(tmp_path, capsys, small_frame, how):
     BREAKS[how](meta)
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(meta, sidecar_schema())
+
+
+def test_the_suite_checks_every_sidecar_it_writes_against_the_schema(tmp_path, small_frame, monkeypatch):
+    """The suite runs with ``OPENBOOK_CHECK_SIDECAR_SCHEMA=1`` (tests/conftest.py), so every
+    sidecar any test writes — in process, in xdist workers and in CLI subprocesses — is checked
+    against the schema before it is written: a schema the sidecar breaks stops the write,
+    and nothing is written."""
+    import os
+
+    import openbook
+    from openbook.release import sidecar_schema as module
+
+    assert os.environ.get("OPENBOOK_CHECK_SIDECAR_SCHEMA") == "1"
+    rel = openbook.anonymize(small_frame.drop(columns=["name"], errors="ignore"), qi=["age:numeric", "zip", "sex"],
+                             sa="disease", model="k=2")
+    strict = sidecar_schema()
+    strict["required"] = [*strict["required"], "a_key_openbook_never_writes"]
+    monkeypatch.setattr(module, "sidecar_schema", lambda: strict)
+    with pytest.raises(jsonschema.ValidationError, match="a_key_openbook_never_writes"):
+        rel.save(tmp_path / "r.csv")
+    assert not any(tmp_path.iterdir())

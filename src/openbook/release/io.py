@@ -47,7 +47,16 @@ from .database import (  # noqa: F401  (re-exported)
     write_db_table,
 )
 from .release import COUNT, GID, KINDS, Release
-from .sidecar import FORMAT, check_against_data, json_default, public_record, self_digest, sha256_file, validate
+from .sidecar import (
+    FORMAT,
+    check_against_data,
+    check_schema,
+    json_default,
+    public_record,
+    self_digest,
+    sha256_file,
+    validate,
+)
 
 FRAME_SUFFIXES = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 #: ``files.layout`` of the Spark engine's release: a folder of Parquet part files
@@ -333,6 +342,7 @@ def save_release(release: Release, path: str | os.PathLike, *, force: bool = Fal
             files.update(sa_rows=len(release.sa_table), sa_dtypes=_dtypes(release.sa_table))
         side = _signed({**base, "files": files}, sign_key)
         side["digest"] = self_digest(side)
+        check_schema(side)
         return commit(path, {path: db_writer(release.data, release.sa_table, side, path.suffix)})
     fmt = FRAME_SUFFIXES[path.suffix.lower()]
     written: dict[str, Any] = {}
@@ -355,6 +365,7 @@ def save_release(release: Release, path: str | os.PathLike, *, force: bool = Fal
     def sidecar_writer(tmp: Path) -> None:  # runs last: the digests are known by then
         side = _signed({**base, "files": {**written["data"], **written.get("sa", {})}}, sign_key)
         side["digest"] = self_digest(side)
+        check_schema(side)
         tmp.write_text(json.dumps(side, indent=2, default=json_default))
 
     writers[sidecar_path(path)] = sidecar_writer

@@ -96,6 +96,25 @@ LINE_NAMES = ("identity", "attribute")
 # ---------------------------------------------------------------------------------------
 # serialisation and digests
 # ---------------------------------------------------------------------------------------
+#: set to ``1`` (the test suite does, for itself and every process it starts) to validate every
+#: sidecar openbook writes against its published JSON Schema (docs/sidecar.schema.json) first
+CHECK_SCHEMA_ENV = "OPENBOOK_CHECK_SIDECAR_SCHEMA"
+
+
+def check_schema(side: Mapping[str, Any]) -> None:
+    """Under :data:`CHECK_SCHEMA_ENV`, raise if the sidecar about to be written breaks the
+    published schema (:func:`.sidecar_schema.sidecar_schema`); a no-op otherwise."""
+    import os
+
+    if os.environ.get(CHECK_SCHEMA_ENV) != "1":
+        return
+    import jsonschema  # type: ignore[import-untyped]
+
+    from .sidecar_schema import sidecar_schema
+
+    jsonschema.validate(json.loads(json.dumps(side, default=json_default)), sidecar_schema())
+
+
 def json_default(o: Any) -> Any:
     if isinstance(o, (np.integer,)):
         return int(o)

@@ -34,7 +34,7 @@ from .. import __version__
 from ..errors import DataError, ParameterError
 from ..release import commit as _commit
 from ..release.io import FOLDER_LAYOUT, release_files, settle
-from ..release.sidecar import FORMAT, json_default, public_record, self_digest
+from ..release.sidecar import FORMAT, check_schema, json_default, public_record, self_digest
 from .encoding import SA
 from .mondrian import SparkMondrianResult, label_col
 
@@ -230,6 +230,7 @@ def write_release(res: Any, check: dict[str, Any], path: str | os.PathLike, *, f
         record["files"] = {"data": p.name, "layout": FOLDER_LAYOUT, "rows": n_published, "parts": files,
                            "dtypes": {f.name: _dtype(f.dataType) for f in schema.fields}}
         record["digest"] = self_digest(record)
+        check_schema(record)
 
         def move(tmp: Path) -> None:
             os.replace(stage, tmp)
