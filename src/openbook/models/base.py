@@ -128,6 +128,14 @@ class PrivacyModel(ABC):
     def holds_all(self, counts: np.ndarray, domain: SADomain) -> bool:
         return bool(np.all(self.holds(counts, domain)))
 
+    def box_verdict(self, lo: np.ndarray, hi: np.ndarray, total: np.ndarray, domain: SADomain) -> np.ndarray:
+        """For groups whose SA counts are only known to lie in a box — ``lo <= counts <= hi``
+        per value, summing to ``total`` (``(m, V)``, ``(m, V)``, ``(m,)``) — does the model
+        hold at every point (``1``), at none (``0``), or is it undecided here (``-1``)? The
+        replay asks when a box has too many points to list (paper 000 §5.1: a decision the
+        same in every world records nothing). Sound answers only; the default decides none."""
+        return np.full(np.asarray(total).shape[0], -1, dtype=np.int8)
+
     def validate(self, domain: SADomain) -> None:
         """Raise ``InfeasibleError`` when no partition of this table can satisfy the model
         (e.g. ℓ larger than the number of distinct SA values, k larger than the table,

@@ -136,6 +136,16 @@ class DistinctLDiversity(PrivacyModel):
     def holds(self, counts: np.ndarray, domain: SADomain) -> np.ndarray:
         return distinct_counts(as_counts(counts, domain)) >= self.l
 
+    def box_verdict(self, lo: np.ndarray, hi: np.ndarray, total: np.ndarray, domain: SADomain) -> np.ndarray:
+        """Every point of the box holds when ℓ values are present at every point
+        (``lo >= 1``); none holds when fewer than ℓ values can be present at all
+        (``hi >= 1``) or the group is smaller than ℓ."""
+        lo, hi = np.asarray(lo), np.asarray(hi)
+        out = np.full(lo.shape[0], -1, dtype=np.int8)
+        out[(lo >= 1).sum(axis=1) >= self.l] = 1
+        out[((hi >= 1).sum(axis=1) < self.l) | (np.asarray(total) < self.l)] = 0
+        return out
+
     def validate(self, domain: SADomain) -> None:
         # Necessary and sufficient: the whole table is one admissible group.
         _check_distinct(self, self.l, domain)

@@ -121,3 +121,32 @@ def test_entropy_and_recursive_whole_table_infeasibility():
 def test_empty_table_is_infeasible():
     with pytest.raises(InfeasibleError, match="empty"):
         DistinctLDiversity(l=1).validate(make_domain([0, 0]))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_distinct_box_verdict_is_sound_against_every_point(seed):
+    """``box_verdict``: 1 only if every count vector in the box (summing to the total)
+    holds, 0 only if none does — checked against every point of 400 random small boxes."""
+    import itertools
+
+    from openbook.models import make_model
+    from openbook.models.base import SADomain
+
+    rng = np.random.default_rng(seed)
+    decided = 0
+    for _ in range(400):
+        v = int(rng.integers(2, 5))
+        model = make_model(f"l={int(rng.integers(1, v + 1))}")
+        lo = rng.integers(0, 3, v)
+        hi = lo + rng.integers(0, 3, v)
+        total = int(rng.integers(lo.sum(), hi.sum() + 1))
+        domain = SADomain(values=np.arange(v), global_counts=np.maximum(hi, 1))
+        pts = [p for p in itertools.product(*[range(a, b + 1) for a, b in zip(lo, hi)]) if sum(p) == total]
+        verdict = int(model.box_verdict(lo[None], hi[None], np.array([total]), domain)[0])
+        held = model.holds(np.array(pts, dtype=np.int64), domain)
+        if verdict == 1:
+            assert held.all()
+        elif verdict == 0:
+            assert not held.any()
+        decided += verdict >= 0
+    assert decided > 100

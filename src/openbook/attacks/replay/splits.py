@@ -195,6 +195,11 @@ class SplitWalk:
         n_hold = np.bincount(owner, weights=h, minlength=2 * m)
         all_h = (n_hold == n_pts) & (n_pts > 0) & ~over
         any_h = (n_hold > 0) | over
+        if over.any() and self.sv is None:  # too many points to list: the model may decide the box whole
+            big = np.flatnonzero(over)
+            verdict = np.asarray(self.model.box_verdict(lo[big], hi[big], tot[big], self.domain))
+            all_h[big] = verdict == 1
+            any_h[big] = verdict != 0
         return (all_h[:m] & all_h[m:]) | ~any_h[:m] | ~any_h[m:]
 
     def _lumped(self, counts: np.ndarray) -> np.ndarray:
