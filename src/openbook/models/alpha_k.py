@@ -158,6 +158,19 @@ class AlphaKAnonymity(PrivacyModel):
         n, top = self._sizes_and_top(counts, domain)
         return self._ratio.le(top, n) & (n >= self.k)
 
+    def box_verdict(self, lo: np.ndarray, hi: np.ndarray, total: np.ndarray, domain: SADomain) -> np.ndarray:
+        """The bounded count (a value's, or the set's total) is at least its value at ``lo``
+        and at most its value at ``hi``; the group's size is ``total`` at every point."""
+        n = np.asarray(total, dtype=np.int64)
+        top_lo = sensitive_counts(np.asarray(lo, dtype=np.int64), domain, self.sensitive_set, self.set_mode)
+        top_hi = np.minimum(sensitive_counts(np.asarray(hi, dtype=np.int64), domain, self.sensitive_set,
+                                             self.set_mode), n)
+        big = n >= self.k
+        out = np.full(n.shape[0], -1, dtype=np.int8)
+        out[big & np.asarray(self._ratio.le(top_hi, n), dtype=bool)] = 1
+        out[~big | ~np.asarray(self._ratio.le(top_lo, n), dtype=bool)] = 0
+        return out
+
     # -- feasibility ---------------------------------------------------------------------
     def _bound_text(self) -> str:
         return f"alpha={fmt_num(self.alpha)}"

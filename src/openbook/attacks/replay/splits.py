@@ -195,9 +195,10 @@ class SplitWalk:
         n_hold = np.bincount(owner, weights=h, minlength=2 * m)
         all_h = (n_hold == n_pts) & (n_pts > 0) & ~over
         any_h = (n_hold > 0) | over
-        if over.any() and self.sv is None:  # too many points to list: the model may decide the box whole
+        if over.any():  # too many points to list: the model may decide the box whole
             big = np.flatnonzero(over)
-            verdict = np.asarray(self.model.box_verdict(lo[big], hi[big], tot[big], self.domain))
+            blo, bhi = self._full_box(lo[big], hi[big])
+            verdict = np.asarray(self.model.box_verdict(blo, bhi, tot[big], self.domain))
             all_h[big] = verdict == 1
             any_h[big] = verdict != 0
         return (all_h[:m] & all_h[m:]) | ~any_h[:m] | ~any_h[m:]
@@ -207,6 +208,18 @@ class SplitWalk:
             return counts
         return np.concatenate([counts[:, self.sv], counts.sum(axis=1, keepdims=True) - counts[:, self.sv].sum(
             axis=1, keepdims=True)], axis=1)
+
+    def _full_box(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per-value bounds of boxes given over the set's values and the lump: each value
+        outside the set gets ``0 .. the lump's bound`` (a larger box: any verdict on it holds
+        on the true one, and a set model never reads those values)."""
+        if self.sv is None:
+            return lo, hi
+        flo = np.zeros((lo.shape[0], self.n_sa), dtype=np.int64)
+        fhi = np.repeat(hi[:, -1:], self.n_sa, axis=1).astype(np.int64)
+        flo[:, self.sv] = lo[:, :-1]
+        fhi[:, self.sv] = hi[:, :-1]
+        return flo, fhi
 
     def _full(self, pts: np.ndarray) -> np.ndarray:
         if self.sv is None:
