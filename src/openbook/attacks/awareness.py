@@ -29,7 +29,9 @@ import numpy as np
 #:   Anatomy): the exact posterior is the QI class's average of its rows' group frequencies
 #:   (:mod:`.decoupled`);
 #: * ``"rerun"`` — the whole algorithm re-run on every possible world (full-domain
-#:   *search*: its lattice choice couples every class), within ``rerun_limit`` worlds.
+#:   *search*: its lattice choice couples every class), within ``rerun_limit`` worlds; past
+#:   it, by the search's own decisions (:mod:`.replay.lattice`: when every node it could have
+#:   preferred fails in every world, nothing is excluded), else its people stay unresolved.
 #:
 #: An algorithm without one says why no adversary knows it (trait ``Anonymizer.unaware``).
 #: ``tests/contract/test_adversary_brute_force.py`` checks each against a brute force over

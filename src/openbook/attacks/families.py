@@ -126,8 +126,10 @@ class ReplayAdversary(Adversary):
             lw = log_worlds(release)
             limit = min(float(self.rerun_limit), float(self.exact_limit))
             if lw > np.log(limit) + 1e-9:
-                return Applies(False, f"re-running {alg} on every possible world needs e^{lw:.1f} runs, more than "
-                                      f"rerun_limit={limit:g}")
+                return Applies(True, f"{alg}: every node the search could have preferred over the published one "
+                                     f"is checked in every possible world (e^{lw:.1f} of them, above "
+                                     f"rerun_limit={limit:g} to re-run); people stay unresolved when one could "
+                                     "satisfy")
             return Applies(True, f"{alg} re-run on each of the e^{lw:.1f} possible worlds (exact)")
         why = {"decoupled": "its QI classes depend on the QIs alone and its SA groups on the SA alone: the exact "
                             "posterior is each QI class's average of its rows' group frequencies",
@@ -168,7 +170,7 @@ class ReplayAdversary(Adversary):
             part = Partition(part.group[kept], part.n_groups)
         res = replay_release(release, knowledge, worlds=self.worlds, seed=self.world_seed,
                              exact_limit=float(self.exact_limit), sensitive_set=self.sensitive_set,
-                             partition=part)
+                             partition=part, rerun_limit=min(float(self.rerun_limit), float(self.exact_limit)))
         if skew:
             post = np.full((original.n_rows, res.posterior.shape[1]), np.nan)
             se = np.zeros_like(post)

@@ -33,6 +33,7 @@ from .engine import Unit
 from .generic import canonical, no_information, no_information_units, rerun_units, with_sa
 from .gg_seating import run_seating, sg_seating
 from .greedy import gg_units, settle_ties
+from .lattice import preferred_nodes_fail
 from .mondrian import mondrian_units
 from .solve import solve_unit
 from .symmetric import sg_units
@@ -40,14 +41,19 @@ from .symmetric import sg_units
 #: the replay of each algorithm whose SA-dependent decisions it models one by one (trait
 #: ``replay = "decisions"``): name -> the builder of its units
 DECISION_REPLAYS: dict[str, Any] = {"gg": gg_units, "rgg": gg_units, "sg": sg_units, "mondrian": mondrian_units}
+#: algorithms re-run on every world ("rerun") whose own decisions may show that no world is
+#: excluded, on any number of worlds: name -> check(algo, table, group, levels) -> (decided, why)
+RERUN_SHORTCUTS: dict[str, Any] = {"full-domain-search": preferred_nodes_fail}
 #: a model that reads no SA (k-anonymity) makes every decision the same in every world: the
 #: replay then takes the grouping as given (tests switch it off to compare with the full replay)
 SHORTCUT_WITHOUT_SA = True
 
 
 def replay_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray, *,
-                 generalized: bool = False) -> list[Unit]:
-    """The independent units of a release made by ``algo`` (``group``: published classes)."""
+                 generalized: bool = False, levels: Any = None, rerun_limit: float | None = None) -> list[Unit]:
+    """The independent units of a release made by ``algo`` (``group``: published classes;
+    ``levels``: the published node of a full-domain search; ``rerun_limit``: most possible
+    worlds on which a whole algorithm is re-run, ``None`` = no limit)."""
     method = type(algo).replay_method(algo.params())
     if method == "decisions" and SHORTCUT_WITHOUT_SA and not getattr(algo.model, "reads_sa", True):
         # every decision reads group sizes only: the grouping is the same in every world
@@ -58,15 +64,32 @@ def replay_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.
         return DECISION_REPLAYS[algo.name](algo, table, group, gcounts, generalized=generalized)
     if no_information(algo):
         return no_information_units(group, gcounts)
+    if method == "rerun" and algo.name in RERUN_SHORTCUTS:
+        decided, why = RERUN_SHORTCUTS[algo.name](algo, table, group, levels)
+        if decided:  # no world excluded: the class frequency, whatever the number of worlds
+            return no_information_units(group, gcounts)
+        if rerun_limit is not None and _log_worlds(gcounts) > np.log(rerun_limit) + 1e-9:
+            units = no_information_units(group, gcounts)
+            units[0].unresolved = True
+            units[0].unresolved_reason = f"{why}, and re-running the search on every world is over rerun_limit"
+            return units
     publish = (lambda t, part: published_classes(t, part.group)) if generalized else None
     return rerun_units(algo, table, group, gcounts, publish)
+
+
+def _log_worlds(gcounts: np.ndarray) -> float:
+    """Natural log of the assignments of each class's SA multiset to its members."""
+    from math import lgamma
+
+    c = np.asarray(gcounts, dtype=np.float64)
+    return float(sum(lgamma(x + 1.0) for x in c.sum(axis=1)) - sum(lgamma(x + 1.0) for x in c.ravel()))
 
 
 def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, worlds: int = 10_000,
                   seed: int | np.random.Generator = 0, exact_limit: float = 1e6, targets: Any = None,
                   sensitive_set: str | None = None, set_mode: str | None = None, force_sample: bool = False,
-                  l: float | None = None, kind: str | None = None, piece_limit: float | None = None
-                  ) -> AttackResult:
+                  l: float | None = None, kind: str | None = None, piece_limit: float | None = None,
+                  levels: Any = None, rerun_limit: float | None = None) -> AttackResult:
     """Per-person posteriors of the replay adversary (module docstring).
 
     Parameters
@@ -120,7 +143,8 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
     group = canonical(group)  # classes numbered by their first person: the same from every source
     n_groups = int(group.max()) + 1 if group.size else 0
     gcounts = table.group_sa_counts(group, n_groups)
-    units = merge_constant_units(replay_units(algorithm, table, group, gcounts, generalized=generalized))
+    units = merge_constant_units(replay_units(algorithm, table, group, gcounts, generalized=generalized,
+                                              levels=levels, rerun_limit=rerun_limit))
     cache: dict = {}
     post = np.full((table.n_rows, len(names)), np.nan)
     se = np.zeros((table.n_rows, len(names)))
@@ -346,14 +370,14 @@ def tie_average(result: AttackResult, table: EncodedTable) -> AttackResult:
 
 def replay_release(release: Any, knowledge: EncodedTable, *, worlds: int = 10_000, seed: int = 0,
                    exact_limit: float = 1e6, sensitive_set: str | None = None,
-                   partition: Partition | None = None) -> AttackResult:
+                   partition: Partition | None = None, rerun_limit: float | None = None) -> AttackResult:
     """Replay attack on a saved release: the algorithm from its provenance, the individuals'
     QIs from ``knowledge`` (the original table; its SA marks the truly sensitive people).
     Each person sits in the class the publisher put them in (module docstring): from
     ``partition`` or the release's own record, else recomputed, else placed by QIs."""
     algo = algorithm_from_provenance(release.meta.get("algorithm") or {}, release.meta.get("model"))
     kw = {"worlds": worlds, "seed": seed, "exact_limit": exact_limit, "sensitive_set": sensitive_set,
-          "kind": release.kind}
+          "kind": release.kind, "levels": release.meta.get("levels"), "rerun_limit": rerun_limit}
     n = knowledge.n_rows
     if partition is None and release.partition is not None and release.partition.n_rows == n:
         partition = release.partition

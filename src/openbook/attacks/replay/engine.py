@@ -187,6 +187,8 @@ class Unit:
     regions: list[Region] = field(default_factory=list)
     #: rows of the unit nobody can resolve (e.g. a structure the replay does not model)
     unresolved: bool = False
+    #: why (with ``unresolved``)
+    unresolved_reason: str = "a structure the replay does not model"
     #: a GG/RGG one-group chain as data: ``(model, domain, p, stop)`` (batched sampling)
     chain_params: tuple | None = None
 

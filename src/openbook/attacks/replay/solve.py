@@ -116,7 +116,7 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, 
     size = unit.cell_size.astype(np.float64)
     if unit.unresolved:
         nan = np.full((unit.n_cells, tm.shape[2]), np.nan)
-        return UnitResult(nan, nan.copy(), False, 0.0, 0.0, False, "a structure the replay does not model")
+        return UnitResult(nan, nan.copy(), False, 0.0, 0.0, False, unit.unresolved_reason)
     if unit.constant:  # nothing excluded: the class frequency
         tot = K.sum(axis=1, keepdims=True)
         leaf_freq = np.divide(K, tot, out=np.zeros(K.shape, dtype=np.float64), where=tot > 0)
