@@ -291,7 +291,7 @@ class Lattice:
 
     def _pruner(self, bound: np.ndarray):
         def prune(i: int) -> bool:
-            return bound[i] > self.best + _slack(self.best)
+            return bound[i] > self.best + tie_slack(self.best)
         return prune
 
     # -- search ------------------------------------------------------------------------
@@ -405,7 +405,7 @@ class Lattice:
         cand = cand[np.lexsort((cand, g.height[cand], bound[cand]))]
         ties: list[tuple[int, float]] = []
         for i in cand.tolist():
-            if bound[i] > self.best + _slack(self.best):
+            if bound[i] > self.best + tie_slack(self.best):
                 break
             v = self.value(i, name) if state[i] == SAT else None
             if v is None:
@@ -416,7 +416,7 @@ class Lattice:
                 v = self.value(i, name)
             self.best = min(self.best, v)
             ties.append((i, v))
-        top = self.best + _slack(self.best)
+        top = self.best + tie_slack(self.best)
         best = [i for i, v in ties if v <= top]
         self.chosen = min(best, key=lambda i: (int(g.height[i]), i)) if best else -1
         return self.chosen
@@ -439,7 +439,7 @@ class Lattice:
         return self.nodes[(sat & ~strict).ravel()]
 
 
-def _slack(best: float) -> float:
+def tie_slack(best: float) -> float:
     """The float slack of metric comparisons around the least value ``best``."""
     return TIE * max(1.0, abs(best)) if math.isfinite(best) else math.inf
 
@@ -460,7 +460,7 @@ def search_lattice(lat: Lattice, metric: str = "loss", all_minimal: bool = False
     mins = lat.minimal(state)
     idx = lat._index(mins) if len(mins) else np.zeros(0, dtype=np.int64)
     if not all_minimal:  # the minimal nodes whose bound does not exceed the optimum (exact, see Lattice.search)
-        keep = lat.node_bound(metric)[idx] <= lat.best + _slack(lat.best)
+        keep = lat.node_bound(metric)[idx] <= lat.best + tie_slack(lat.best)
         mins, idx = mins[keep], idx[keep]
     vals = [lat.value(int(i), metric) for i in idx]
     return {"lattice": lat, "minimal": mins, "values": vals, "best": lat.nodes[lat.chosen],

@@ -35,7 +35,7 @@ def preferred_nodes_fail(algo: Any, table: EncodedTable, group: np.ndarray,
     """``(True, how)`` when every node the search could have preferred over the published
     one (``levels``: the release's, default the algorithm's last run) fails in every possible
     world (module docstring); ``(False, why not)`` otherwise."""
-    from ...algorithms.lattice import Lattice, _slack
+    from ...algorithms.lattice import Lattice, tie_slack
 
     if float(getattr(algo, "max_suppression", 0.0) or 0.0) > 0:
         return False, "a suppression budget makes the metric depend on the SA"
@@ -59,7 +59,7 @@ def preferred_nodes_fail(algo: Any, table: EncodedTable, group: np.ndarray,
         got = [lat.value(i, metric) for i in range(lat.grid.size)]  # the QIs' alone at budget 0
         values = np.array([np.inf if v is None else float(v) for v in got])
     v_star = float(values[star])
-    cand = np.flatnonzero(values <= v_star + _slack(v_star))
+    cand = np.flatnonzero(values <= v_star + tie_slack(v_star))
     cand = cand[cand != star]
     if not getattr(model, "reads_sa", True):
         return True, "the model reads class sizes only: every node's verdict is the same in every world"
