@@ -164,11 +164,9 @@ _PARAMS = {"full-domain": {"levels": [2, 1, 1]}, "art": {"r": 2, "min_support": 
            "art-exact": {"r": 2, "min_support": 2, "max_suppression": 0.5}, "mask": {"k": 4},
            "anatomize": {"base": "mondrian"}, "mondrian": {"strict": True}}
 #: the algorithms whose release an adversary that knows the algorithm certifies (on this table)
-KNOWN = {"gg", "rgg", "sg", "mondrian", "anatomy", "base-ana", "set-anatomy", "full-domain", "generalized-anatomy"}
-#: ... and those an adversary knows without deciding every release: full-domain search past
-#: rerun_limit is replayed by its decisions, and on this table a node it could have preferred
-#: satisfies in some world, so its people stay unresolved (tests/unit/attacks/test_lattice_replay.py)
-AWARE = KNOWN | {"full-domain-search"}
+#: (full-domain search: past rerun_limit, replayed by its decisions — tests/unit/attacks/test_lattice_replay.py)
+KNOWN = {"gg", "rgg", "sg", "mondrian", "anatomy", "base-ana", "set-anatomy", "full-domain", "generalized-anatomy",
+         "full-domain-search"}
 
 
 def _release_of(name: str, t):
@@ -180,9 +178,8 @@ def _release_of(name: str, t):
 def test_no_catalog_algorithm_passes_without_an_adversary_that_knows_it(name):
     """With both targets at 1 nobody can be above them: the verdict is pass exactly when an
     adversary declared to know the algorithm ran and resolved everyone; for MASK, ART,
-    Injector and anatomization of an SA-dependent base no adversary knows the algorithm, and
-    a full-domain search it cannot decide leaves people unresolved: not pass (unknown is not
-    safe)."""
+    Injector and anatomization of an SA-dependent base no adversary knows the algorithm: not
+    pass (unknown is not safe)."""
     from openbook.attacks.awareness import awareness
 
     t = encode(_frame(3), SCHEMA)
@@ -195,7 +192,7 @@ def test_no_catalog_algorithm_passes_without_an_adversary_that_knows_it(name):
         assert f.ran and f.knows_algorithm and make_adversary(who).knows_algorithm(release)
     else:
         assert who is None or any(f.adversary == who and not f.passes for f in cert.findings), cert.headline()
-    assert (name in AWARE) == (who is not None), (name, why)
+    assert (name in KNOWN) == (who is not None), (name, why)
     assert (cert.verdict == "pass") == (name in KNOWN), cert.headline()
 
 

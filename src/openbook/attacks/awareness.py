@@ -30,8 +30,8 @@ import numpy as np
 #:   (:mod:`.decoupled`);
 #: * ``"rerun"`` — the whole algorithm re-run on every possible world (full-domain
 #:   *search*: its lattice choice couples every class), within ``rerun_limit`` worlds; past
-#:   it, by the search's own decisions (:mod:`.replay.lattice`: when every node it could have
-#:   preferred fails in every world, nothing is excluded), else its people stay unresolved.
+#:   it (no suppression budget), each world weighed by the search's own decisions
+#:   (:mod:`.replay.lattice`: which of the nodes it could have preferred satisfy there).
 #:
 #: An algorithm without one says why no adversary knows it (trait ``Anonymizer.unaware``).
 #: ``tests/contract/test_adversary_brute_force.py`` checks each against a brute force over

@@ -126,10 +126,10 @@ class ReplayAdversary(Adversary):
             lw = log_worlds(release)
             limit = min(float(self.rerun_limit), float(self.exact_limit))
             if lw > np.log(limit) + 1e-9:
-                return Applies(True, f"{alg}: every node the search could have preferred over the published one "
-                                     f"is checked in every possible world (e^{lw:.1f} of them, above "
-                                     f"rerun_limit={limit:g} to re-run); people stay unresolved when one could "
-                                     "satisfy")
+                return Applies(True, f"{alg}: each of the e^{lw:.1f} possible worlds (above rerun_limit={limit:g} "
+                                     "to re-run) weighed by the search's own decisions — which of the nodes it "
+                                     "could have preferred over the published one satisfy there (exact when no "
+                                     "world is excluded or few remain, sampled beyond)")
             return Applies(True, f"{alg} re-run on each of the e^{lw:.1f} possible worlds (exact)")
         why = {"decoupled": "its QI classes depend on the QIs alone and its SA groups on the SA alone: the exact "
                             "posterior is each QI class's average of its rows' group frequencies",

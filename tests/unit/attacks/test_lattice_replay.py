@@ -1,8 +1,10 @@
 """Full-domain search replayed by its decisions (:mod:`openbook.attacks.replay.lattice`): when
 every node the search could have preferred over the published one fails in every world, no
-world is excluded and the exact posterior is the class frequency — checked against a brute
-force over every world re-running the search; when one could satisfy, the check declines (it
-never claims a world it cannot prove), and past ``rerun_limit`` the people are unresolved."""
+world is excluded and the exact posterior is the class frequency; otherwise each world is
+weighed by whether the search, given which nodes satisfy, chooses the published node — both
+checked against a brute force over every world re-running the search (exactly, and sampled
+within 4 standard errors); with a suppression budget the decisions do not tell, and past
+``rerun_limit`` the people are unresolved."""
 
 from __future__ import annotations
 
@@ -50,24 +52,51 @@ def test_decided_releases_are_the_class_frequency_of_the_brute_force(seed):
     assert declined > 0  # the check also meets releases it cannot decide
 
 
-def test_past_the_rerun_limit_an_undecided_release_is_unresolved():
-    rng = np.random.default_rng(11)
-    for _ in range(500):
-        n = 7
+def test_undecided_releases_are_weighed_by_the_searchs_decisions_sampled_within_three_se():
+    """When a node the search could have preferred satisfies in some world, each world is
+    weighed by whether the search, given which nodes satisfy, chooses the published node —
+    sampled here (forced), within 4 standard errors of the brute force everywhere."""
+    rng = np.random.default_rng(5)
+    checked = 0
+    while checked < 8:
+        n = int(rng.integers(5, 8))
         t = _table(rng.integers(0, 3, size=(n, 2)), rng.integers(0, 3, size=n), 3)
         algo = make_algorithm("full-domain-search", model=make_model("l=2"))
         try:
             part = algo.partition(t)
         except OpenbookError:
             continue
-        ok, why = preferred_nodes_fail(algo, t, part.group)
-        if ok:
+        levels = algo.release_levels()
+        if preferred_nodes_fail(algo, t, part.group, levels)[0]:
             continue
-        res = replay_attack(t, part.group, algo, rerun_limit=1.0)
-        assert res.unresolved_mask()[part.group >= 0].all()
-        assert "rerun_limit" in res.notes["unresolved"][0]["reason"]
+        masks = np.eye(3, dtype=bool)
+        bf = brute_force(algo, t, part.group, masks, "generalized")
+        res = replay_attack(t, part.group, algo, targets=(["0", "1", "2"], masks), kind="generalized",
+                            levels=levels, force_sample=True, worlds=4000, seed=int(rng.integers(1 << 30)))
+        assert not res.unresolved_mask().any()
+        assert (np.abs(res.posterior - bf) <= 4 * res.stderr + 1e-9).all()
+        assert res.stderr.max() > 0  # sampled
+        checked += 1
+
+
+def test_with_a_budget_past_the_rerun_limit_the_people_are_unresolved():
+    """A suppression budget makes the metric depend on the SA: the decisions do not tell, and
+    past rerun_limit nobody re-runs the search — unresolved, with the reason."""
+    rng = np.random.default_rng(2)
+    for _ in range(200):
+        t = _table(rng.integers(0, 3, size=(7, 2)), rng.integers(0, 3, size=7), 3)
+        algo = make_algorithm("full-domain-search", model=make_model("l=2"), max_suppression=0.2)
+        try:
+            part = algo.partition(t)
+        except OpenbookError:
+            continue
+        if part.n_suppressed:
+            continue
+        res = replay_attack(t, part.group, algo, rerun_limit=1.0, levels=algo.release_levels())
+        assert res.unresolved_mask().all()
+        assert "suppression budget" in res.notes["unresolved"][0]["reason"]
         return
-    raise AssertionError("no undecided release found")
+    raise AssertionError("no release without suppression found")
 
 
 def test_the_issues_300_row_table_is_decided_past_the_rerun_limit():

@@ -33,7 +33,7 @@ from .engine import Unit
 from .generic import canonical, no_information, no_information_units, rerun_units, with_sa
 from .gg_seating import run_seating, sg_seating
 from .greedy import gg_units, settle_ties
-from .lattice import preferred_nodes_fail
+from .lattice import lattice_units
 from .mondrian import mondrian_units
 from .solve import solve_unit
 from .symmetric import sg_units
@@ -41,9 +41,9 @@ from .symmetric import sg_units
 #: the replay of each algorithm whose SA-dependent decisions it models one by one (trait
 #: ``replay = "decisions"``): name -> the builder of its units
 DECISION_REPLAYS: dict[str, Any] = {"gg": gg_units, "rgg": gg_units, "sg": sg_units, "mondrian": mondrian_units}
-#: algorithms re-run on every world ("rerun") whose own decisions may show that no world is
-#: excluded, on any number of worlds: name -> check(algo, table, group, levels) -> (decided, why)
-RERUN_SHORTCUTS: dict[str, Any] = {"full-domain-search": preferred_nodes_fail}
+#: algorithms re-run on every world ("rerun") whose worlds their own decisions weigh instead,
+#: on any number of worlds: name -> units(algo, table, group, gcounts, levels) -> (units | None, why)
+RERUN_SHORTCUTS: dict[str, Any] = {"full-domain-search": lattice_units}
 #: a model that reads no SA (k-anonymity) makes every decision the same in every world: the
 #: replay then takes the grouping as given (tests switch it off to compare with the full replay)
 SHORTCUT_WITHOUT_SA = True
@@ -65,13 +65,13 @@ def replay_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.
     if no_information(algo):
         return no_information_units(group, gcounts)
     if method == "rerun" and algo.name in RERUN_SHORTCUTS:
-        decided, why = RERUN_SHORTCUTS[algo.name](algo, table, group, levels)
-        if decided:  # no world excluded: the class frequency, whatever the number of worlds
-            return no_information_units(group, gcounts)
+        units, why = RERUN_SHORTCUTS[algo.name](algo, table, group, gcounts, levels)
+        if units is not None:  # weighed by the algorithm's own decisions, on any number of worlds
+            return units
         if rerun_limit is not None and _log_worlds(gcounts) > np.log(rerun_limit) + 1e-9:
             units = no_information_units(group, gcounts)
             units[0].unresolved = True
-            units[0].unresolved_reason = f"{why}, and re-running the search on every world is over rerun_limit"
+            units[0].unresolved_reason = f"{why}, and re-running the algorithm on every world is over rerun_limit"
             return units
     publish = (lambda t, part: published_classes(t, part.group)) if generalized else None
     return rerun_units(algo, table, group, gcounts, publish)

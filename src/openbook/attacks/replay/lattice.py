@@ -11,13 +11,16 @@ node the search would have preferred satisfies in ``W``. The nodes that can be p
 those whose metric is at most ``N*``'s (plus the search's tie slack); a node with a larger
 metric never is, since the least satisfying metric of ``W`` is at most ``N*``'s.
 
-:func:`preferred_nodes_fail` checks that every such node fails in **every** world: some class
-of it fails at every point of the box its counts range over (each published class it meets
-contributes between the fewest and the most of each value that class could give it;
+:func:`preferred_nodes_fail` checks whether every such node fails in **every** world: some
+class of it fails at every point of the box its counts range over (each published class it
+meets contributes between the fewest and the most of each value that class could give it;
 :meth:`~openbook.models.base.PrivacyModel.box_verdict`, or a class below the model's size
 floor). Then no world is excluded and the exact posterior is the class frequency — on any
-number of worlds. Otherwise the replay re-runs the search on every world when they are few
-(``rerun_limit``), and else leaves the people unresolved, with the node that could satisfy.
+number of worlds. Otherwise :func:`lattice_units` gives one unit over the table whose world
+weight is 1 iff the search, given which of the remaining nodes satisfy in the world, chooses
+``N*`` (least metric, ties within the slack to the least height, then index:
+``Lattice.optimize``) — enumerated when the worlds are few, sampled beyond. With a suppression
+budget the metric depends on the SA and this does not apply.
 """
 
 from __future__ import annotations
@@ -28,6 +31,76 @@ import numpy as np
 
 from ...data.table import EncodedTable
 from ...models.promise import size_floor
+from .engine import Unit
+from .generic import no_information_units
+
+
+class _Search:
+    """What the adversary knows of a full-domain search's run: every node's metric, the
+    published node, the nodes that could have been preferred, and which of them could
+    satisfy in some world (module docstring). ``why`` is empty when it applies."""
+
+    def __init__(self, algo: Any, table: EncodedTable, group: np.ndarray, levels: Any) -> None:
+        from ...algorithms.lattice import Lattice, tie_slack
+
+        self.why = ""
+        self.dependent: list[int] = []
+        if float(getattr(algo, "max_suppression", 0.0) or 0.0) > 0:
+            self.why = "a suppression budget makes the metric depend on the SA"
+            return
+        group = np.asarray(group, dtype=np.int64)
+        if np.any(group < 0):
+            self.why = "the release withheld people"
+            return
+        self.model = model = algo.model
+        self.lat = lat = Lattice(table, model, 0.0)
+        levels = algo.release_levels() if levels is None else levels
+        if levels is None:
+            self.why = "the published node is not known"
+            return
+        self.star = star = int(lat._index(np.asarray(levels)))
+        at_star = np.asarray(lat.engine.classes(lat.nodes[star]).combo_class, dtype=np.int64)[lat.row_combo]
+        if not _same_partition(at_star, group):  # a stale or foreign node: decide nothing
+            self.why = f"the classes of node {list(levels)} are not the release's"
+            return
+        metric = str(algo.metric)
+        if metric == "discernibility":
+            values = np.array([float(np.square(lat.engine.classes(lat.nodes[i]).sizes.astype(np.float64)).sum())
+                               for i in range(lat.grid.size)])
+        else:
+            got = [lat.value(i, metric) for i in range(lat.grid.size)]  # the QIs' alone at budget 0
+            values = np.array([np.inf if v is None else float(v) for v in got])
+        self.values, self.v_star = values, float(values[star])
+        cand = np.flatnonzero(values <= self.v_star + tie_slack(self.v_star))
+        self.cand = cand[cand != star]
+        if not getattr(model, "reads_sa", True):
+            return  # every node's verdict is the same in every world
+        n_cls = int(group.max()) + 1 if group.size else 0
+        K = table.group_sa_counts(group, n_cls).astype(np.int64)  # the published multisets
+        csize = K.sum(axis=1)
+        floor = size_floor(model)
+        self.node_class: list[np.ndarray] = []
+        for i in self.cand.tolist():
+            cls = lat.engine.classes(lat.nodes[i])
+            node_class = np.asarray(cls.combo_class, dtype=np.int64)[lat.row_combo]
+            if not _fails_everywhere(model, table, node_class, int(cls.n_classes), group, K, csize, floor):
+                self.dependent.append(i)
+                self.node_class.append(node_class)
+
+    def chosen_is_published(self, sat: np.ndarray) -> np.ndarray:
+        """Per world (rows of ``sat``: which of :attr:`dependent` satisfy), does the search
+        choose the published node: the least metric among satisfying nodes, ties within the
+        slack to the least height, then the least index (``Lattice.optimize``)?"""
+        from ...algorithms.lattice import TIE
+
+        vals = self.values[self.dependent]
+        best = np.minimum(np.where(sat, vals[None, :], np.inf).min(axis=1, initial=np.inf), self.v_star)
+        window = best + TIE * np.maximum(1.0, np.abs(best))
+        g = self.lat.grid.height
+        dep = np.asarray(self.dependent, dtype=np.int64)
+        before = (g[dep] < g[self.star]) | ((g[dep] == g[self.star]) & (dep < self.star))
+        beats = sat & (vals[None, :] <= window[:, None]) & before[None, :]
+        return (self.v_star <= window) & ~beats.any(axis=1)
 
 
 def preferred_nodes_fail(algo: Any, table: EncodedTable, group: np.ndarray,
@@ -35,46 +108,48 @@ def preferred_nodes_fail(algo: Any, table: EncodedTable, group: np.ndarray,
     """``(True, how)`` when every node the search could have preferred over the published
     one (``levels``: the release's, default the algorithm's last run) fails in every possible
     world (module docstring); ``(False, why not)`` otherwise."""
-    from ...algorithms.lattice import Lattice, tie_slack
+    s = _Search(algo, table, group, levels)
+    if s.why:
+        return False, s.why
+    if s.dependent:
+        i = s.dependent[0]
+        return False, (f"node {s.lat.nodes[i].tolist()} (metric {s.values[i]:.6g}, the published node's "
+                       f"{s.v_star:.6g}) could satisfy the model in some world")
+    return True, f"each of the {s.cand.size} nodes the search could have preferred fails in every world"
 
-    if float(getattr(algo, "max_suppression", 0.0) or 0.0) > 0:
-        return False, "a suppression budget makes the metric depend on the SA"
+
+def lattice_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray,
+                  levels: Any = None) -> tuple[list[Unit] | None, str]:
+    """The units of a full-domain search's release: the class frequency when no world is
+    excluded; else one unit over the table whose world weight is 1 iff the search, given
+    which of the nodes that could satisfy do satisfy, chooses the published node — exact
+    when the worlds are few, sampled (with its standard error) beyond. ``(None, why)`` when
+    the decisions do not tell (a suppression budget)."""
+    s = _Search(algo, table, group, levels)
+    if s.why:
+        return None, s.why
+    if not s.dependent:
+        return no_information_units(group, gcounts), ""
     group = np.asarray(group, dtype=np.int64)
-    if np.any(group < 0):
-        return False, "the release withheld people"
-    model = algo.model
-    lat = Lattice(table, model, 0.0)
-    levels = algo.release_levels() if levels is None else levels
-    if levels is None:
-        return False, "the published node is not known"
-    star = int(lat._index(np.asarray(levels)))
-    at_star = np.asarray(lat.engine.classes(lat.nodes[star]).combo_class, dtype=np.int64)[lat.row_combo]
-    if not _same_partition(at_star, group):  # a stale or foreign node: decide nothing
-        return False, f"the classes of node {list(levels)} are not the release's"
-    metric = str(algo.metric)
-    if metric == "discernibility":
-        values = np.array([float(np.square(lat.engine.classes(lat.nodes[i]).sizes.astype(np.float64)).sum())
-                           for i in range(lat.grid.size)])
-    else:
-        got = [lat.value(i, metric) for i in range(lat.grid.size)]  # the QIs' alone at budget 0
-        values = np.array([np.inf if v is None else float(v) for v in got])
-    v_star = float(values[star])
-    cand = np.flatnonzero(values <= v_star + tie_slack(v_star))
-    cand = cand[cand != star]
-    if not getattr(model, "reads_sa", True):
-        return True, "the model reads class sizes only: every node's verdict is the same in every world"
-    n_cls = int(group.max()) + 1 if group.size else 0
-    K = table.group_sa_counts(group, n_cls).astype(np.int64)  # the published multisets
-    csize = K.sum(axis=1)
-    floor = size_floor(model)
-    combo_of_row = lat.row_combo
-    for i in cand.tolist():
-        cls = lat.engine.classes(lat.nodes[i])
-        node_class = np.asarray(cls.combo_class, dtype=np.int64)[combo_of_row]
-        if not _fails_everywhere(model, table, node_class, int(cls.n_classes), group, K, csize, floor):
-            return False, (f"node {lat.nodes[i].tolist()} (metric {values[i]:.6g}, the published node's "
-                           f"{v_star:.6g}) could satisfy the model in some world")
-    return True, f"each of the {cand.size} nodes the search could have preferred fails in every world"
+    n = group.size
+    rows = np.argsort(group, kind="stable")
+    leaf = group[rows]
+    cls_rows = [c[rows] for c in s.node_class]  # in the unit's row order
+    n_cls = [int(c.max()) + 1 for c in s.node_class]
+    model, domain = s.model, table.sa_domain
+
+    def lik(c: np.ndarray) -> np.ndarray:
+        sa = np.argmax(c, axis=2).astype(np.int64)  # (W, n): each cell is one row
+        w = sa.shape[0]
+        n_sa = c.shape[2]
+        sat = np.zeros((w, len(cls_rows)), dtype=bool)
+        for j, (cr, m) in enumerate(zip(cls_rows, n_cls)):
+            idx = ((np.arange(w, dtype=np.int64)[:, None] * m + cr[None, :]) * n_sa + sa).ravel()
+            cnt = np.bincount(idx, minlength=w * m * n_sa).reshape(w * m, n_sa)
+            sat[:, j] = np.asarray(model.holds(cnt, domain), dtype=bool).reshape(w, m).all(axis=1)
+        return s.chosen_is_published(sat).astype(np.float64)
+
+    return [Unit(rows, np.arange(n, dtype=np.int64), leaf.astype(np.int64), gcounts, lik, "lattice")], ""
 
 
 def _fails_everywhere(model: Any, table: EncodedTable, node_class: np.ndarray, n_node: int, group: np.ndarray,
