@@ -189,6 +189,19 @@ class EntropyLDiversity(PrivacyModel):
         c = as_counts(counts, domain)
         return (entropy(c) >= np.log(self.l) - TOL) & (c.sum(axis=1) > 0)
 
+    def box_verdict(self, lo: np.ndarray, hi: np.ndarray, total: np.ndarray, domain: SADomain) -> np.ndarray:
+        """Entropy is at least the min-entropy ``-log max p`` and at most ``log`` of the number
+        of values present: every point holds when no value can exceed ``n/ℓ`` of the group
+        (``hi <= n/ℓ``), none when fewer than ℓ values can be present (``hi >= 1``)."""
+        hi = np.asarray(hi, dtype=np.float64)
+        n = np.asarray(total, dtype=np.float64)
+        out = np.full(n.shape[0], -1, dtype=np.int8)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            floor = -np.log(np.minimum(hi.max(axis=1, initial=0.0), n) / n)  # a lower bound of H
+        out[(n > 0) & (floor >= np.log(self.l))] = 1
+        out[(n <= 0) | ((hi >= 1).sum(axis=1) < self.l)] = 0
+        return out
+
     def validate(self, domain: SADomain) -> None:
         _check_distinct(self, self.l, domain)
         whole = domain.global_counts[None, :]

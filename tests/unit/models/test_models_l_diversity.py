@@ -124,10 +124,10 @@ def test_empty_table_is_infeasible():
 
 
 @pytest.mark.parametrize("spec", ["l={l}", "simple-l={l},set=s", "simple-l={l},set=s,set-mode=total",
-                                  "alpha=0.5,k={l}", "simple-l={l}"])
+                                  "alpha=0.5,k={l}", "simple-l={l}", "entropy-l={l}", "entropy-l=1.5"])
 @pytest.mark.parametrize("seed", range(3))
 def test_box_verdict_is_sound_against_every_point(spec, seed):
-    """``box_verdict`` (distinct ℓ, simple ℓ and (α,k), each set mode): 1 only if every count
+    """``box_verdict`` (distinct ℓ, entropy ℓ, simple ℓ and (α,k), each set mode): 1 only if every count
     vector in the box (summing to the total) holds, 0 only if none does — checked against
     every point of 400 random small boxes."""
     import itertools
