@@ -98,3 +98,28 @@ def test_k_anonymity_on_a_wide_sa_is_certified():
         out = openbook.anonymize(df, qi=["edu:numeric", "exp:numeric", "region"], sa="wage", model="k=5",
                                  max_risk=1.0, **kw)
         assert out.certificate["verdict"] == "pass"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_max_bound_and_max_posterior_in_one_pass_equal_the_definitions(seed):
+    """``max_posterior``/``max_bound`` reduce with ``fmax`` (no copy; in blocks of rows when
+    sampled): the same as the nan-aware maximum of :meth:`bound` per row, NaN rows NaN."""
+    from openbook.attacks.base import AttackResult
+
+    rng = np.random.default_rng(seed)
+    n, t = 500, 7
+    post = rng.random((n, t))
+    post[rng.random((n, t)) < 0.2] = np.nan
+    post[rng.random(n) < 0.1] = np.nan  # whole rows not evaluated
+    se = rng.random((n, t)) * 0.1
+    se[rng.random((n, t)) < 0.05] = np.nan
+    for stderr in (None, se):
+        r = AttackResult("x", post, [str(i) for i in range(t)], np.arange(n), stderr=stderr)
+        b = r.bound()
+        rows = ~np.all(np.isnan(b), axis=1)
+        want = np.full(n, np.nan)
+        want[rows] = np.nanmax(b[rows], axis=1)
+        np.testing.assert_array_equal(r.max_bound(), want)
+        wantp = np.full(n, np.nan)
+        wantp[~np.all(np.isnan(post), axis=1)] = np.nanmax(post[~np.all(np.isnan(post), axis=1)], axis=1)
+        np.testing.assert_array_equal(r.max_posterior(), wantp)
