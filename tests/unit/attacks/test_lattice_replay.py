@@ -117,3 +117,28 @@ def test_the_issues_300_row_table_is_decided_past_the_rerun_limit():
     replay = next(f for f in rel.certificate["adversaries"] if f["adversary"] == "replay")
     assert rel.certificate["verdict"] == "pass" and replay["knows_algorithm"]
     assert replay["n_unresolved"] == 0 and "rerun_limit" in replay["reason"]
+
+
+def test_a_unit_too_large_to_weigh_at_once_is_unresolved_not_a_memory_error(monkeypatch):
+    """The decisions' unit spans the whole table (one cell a row); its drawn worlds are held
+    at once, so past a bound of entries it is unresolved with the reason, never an
+    allocation of gigabytes."""
+    from openbook.attacks.replay import solve
+
+    monkeypatch.setattr(solve, "_LIKELIHOOD_ENTRIES", 10.0)
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        t = _table(rng.integers(0, 3, size=(7, 2)), rng.integers(0, 3, size=7), 3)
+        algo = make_algorithm("full-domain-search", model=make_model("l=2"))
+        try:
+            part = algo.partition(t)
+        except OpenbookError:
+            continue
+        levels = algo.release_levels()
+        if preferred_nodes_fail(algo, t, part.group, levels)[0]:
+            continue
+        res = replay_attack(t, part.group, algo, levels=levels, force_sample=True, worlds=100)
+        assert res.unresolved_mask().all()
+        assert "too many to weigh at once" in res.notes["unresolved"][0]["reason"]
+        return
+    raise AssertionError("no undecided release found")

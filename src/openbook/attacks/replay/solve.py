@@ -27,6 +27,9 @@ from .kernels import sample_cell_counts
 _TABLE_ENTRIES = 2e7
 #: rows re-run per region check of an exact enumeration or a piece (tables × region rows)
 REGION_WORK = 2e6
+#: entries (worlds × cells × classes, int32) of the worlds drawn at once for a unit weighed by
+#: a likelihood of the whole unit (a re-run, full-domain search's decisions); past it: unresolved
+_LIKELIHOOD_ENTRIES = 1e8
 #: a sampled unit costing more (worlds × cells, plus re-run rows) is left unresolved
 MAX_WORK = 5e7
 #: worlds of one piece of a sampled unit (its exact conditional is enumerated)
@@ -144,6 +147,10 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, 
     if unit.likelihood is None and unit.chain is None:
         return _solve_pieces(unit, K, rep, tm, n_sa, size, worlds, seed,
                              PIECE_LIMIT if piece_limit is None else piece_limit)
+    if unit.likelihood is not None and float(worlds) * unit.n_cells * K.shape[1] > _LIKELIHOOD_ENTRIES:
+        nan = np.full((unit.n_cells, tm.shape[2]), np.nan)  # the drawn worlds would not fit in memory
+        return UnitResult(nan, nan.copy(), False, 0.0, 0.0, False,
+                          f"{worlds:,} worlds of {unit.n_cells:,} cells are too many to weigh at once")
     counts = _uniform_worlds(unit.cell_leaf, unit.cell, K, seed, worlds)
     if unit.likelihood is not None:
         lik = weight_chunked(unit, counts, rep, n_sa)
