@@ -52,14 +52,11 @@ def test_decided_releases_are_the_class_frequency_of_the_brute_force(seed):
     assert declined > 0  # the check also meets releases it cannot decide
 
 
-def test_undecided_releases_are_weighed_by_the_searchs_decisions_sampled_within_three_se():
-    """When a node the search could have preferred satisfies in some world, each world is
-    weighed by whether the search, given which nodes satisfy, chooses the published node —
-    sampled here (forced), within 4 standard errors of the brute force everywhere."""
-    rng = np.random.default_rng(5)
-    checked = 0
-    while checked < 8:
-        n = int(rng.integers(5, 8))
+def _undecided(rng, n_lo=5, n_hi=8):
+    """A random tiny table and its full-domain-search release (ℓ = 2) where some node the
+    search could have preferred satisfies in some world: ``(table, algo, partition, levels)``."""
+    for _ in range(1000):
+        n = int(rng.integers(n_lo, n_hi))
         t = _table(rng.integers(0, 3, size=(n, 2)), rng.integers(0, 3, size=n), 3)
         algo = make_algorithm("full-domain-search", model=make_model("l=2"))
         try:
@@ -67,8 +64,18 @@ def test_undecided_releases_are_weighed_by_the_searchs_decisions_sampled_within_
         except OpenbookError:
             continue
         levels = algo.release_levels()
-        if preferred_nodes_fail(algo, t, part.group, levels)[0]:
-            continue
+        if not preferred_nodes_fail(algo, t, part.group, levels)[0]:
+            return t, algo, part, levels
+    raise AssertionError("no undecided release found")
+
+
+def test_undecided_releases_are_weighed_by_the_searchs_decisions_sampled_within_four_se():
+    """When a node the search could have preferred satisfies in some world, each world is
+    weighed by whether the search, given which nodes satisfy, chooses the published node —
+    sampled here (forced), within 4 standard errors of the brute force everywhere."""
+    rng = np.random.default_rng(5)
+    for _ in range(8):
+        t, algo, part, levels = _undecided(rng)
         masks = np.eye(3, dtype=bool)
         bf = brute_force(algo, t, part.group, masks, "generalized")
         res = replay_attack(t, part.group, algo, targets=(["0", "1", "2"], masks), kind="generalized",
@@ -76,7 +83,6 @@ def test_undecided_releases_are_weighed_by_the_searchs_decisions_sampled_within_
         assert not res.unresolved_mask().any()
         assert (np.abs(res.posterior - bf) <= 4 * res.stderr + 1e-9).all()
         assert res.stderr.max() > 0  # sampled
-        checked += 1
 
 
 def test_with_a_budget_past_the_rerun_limit_the_people_are_unresolved():
@@ -126,19 +132,7 @@ def test_a_unit_too_large_to_weigh_at_once_is_unresolved_not_a_memory_error(monk
     from openbook.attacks.replay import solve
 
     monkeypatch.setattr(solve, "_LIKELIHOOD_ENTRIES", 10.0)
-    rng = np.random.default_rng(5)
-    for _ in range(300):
-        t = _table(rng.integers(0, 3, size=(7, 2)), rng.integers(0, 3, size=7), 3)
-        algo = make_algorithm("full-domain-search", model=make_model("l=2"))
-        try:
-            part = algo.partition(t)
-        except OpenbookError:
-            continue
-        levels = algo.release_levels()
-        if preferred_nodes_fail(algo, t, part.group, levels)[0]:
-            continue
-        res = replay_attack(t, part.group, algo, levels=levels, force_sample=True, worlds=100)
-        assert res.unresolved_mask().all()
-        assert "too many to weigh at once" in res.notes["unresolved"][0]["reason"]
-        return
-    raise AssertionError("no undecided release found")
+    t, algo, part, levels = _undecided(np.random.default_rng(5), 7, 8)
+    res = replay_attack(t, part.group, algo, levels=levels, force_sample=True, worlds=100)
+    assert res.unresolved_mask().all()
+    assert "too many to weigh at once" in res.notes["unresolved"][0]["reason"]
