@@ -497,6 +497,14 @@ class FullDomainSearch(Anonymizer):
     parameter_constraints = {"max_suppression": Real(0.0, 1.0), "metric": Options(*METRICS),
                              "all_minimal": Boolean()}
 
+    unaware = ("with a suppression budget the search's metric and whom it withholds depend on the SA: no "
+               "adversary replays it (re-running it on every world needs every person's published class)")
+
+    @classmethod
+    def replay_method(cls, params: dict[str, Any]) -> str | None:
+        """Without a budget, re-run or replayed by its decisions (``"rerun"``); with one, unknown."""
+        return None if float(params.get("max_suppression") or 0.0) > 0 else cls.replay
+
     @classmethod
     def withholds(cls, params: dict[str, Any]) -> str:
         return "fails-model"

@@ -117,12 +117,11 @@ class ReplayAdversary(Adversary):
         if method is None:
             return Applies(False, f"the release's algorithm ({alg or 'unrecorded'}) is not one the replay re-runs")
         if method == "rerun":
-            budget = float((provenance(release).get("params") or {}).get("max_suppression") or 0.0)
-            if budget > 0 or int(release.meta.get("n_suppressed", 0) or 0):
-                # decided on what the saved files say too (they do not publish how many were
-                # suppressed): a suppression budget, not whether it was used (issue 26)
-                return Applies(False, f"re-running {alg} needs every person's published class (it may suppress "
-                                      "people: max_suppression > 0)")
+            # a suppression budget makes the trait unknown (decided on what the files say too,
+            # the budget, not whether it was used: issue 26); a release that withheld people
+            # without one is not this algorithm's
+            if int(release.meta.get("n_suppressed", 0) or 0):
+                return Applies(False, f"re-running {alg} needs every person's published class")
             lw = log_worlds(release)
             limit = min(float(self.rerun_limit), float(self.exact_limit))
             if lw > np.log(limit) + 1e-9:

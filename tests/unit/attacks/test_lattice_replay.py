@@ -3,8 +3,7 @@ every node the search could have preferred over the published one fails in every
 world is excluded and the exact posterior is the class frequency; otherwise each world is
 weighed by whether the search, given which nodes satisfy, chooses the published node — both
 checked against a brute force over every world re-running the search (exactly, and sampled
-within 4 standard errors); with a suppression budget the decisions do not tell, and past
-``rerun_limit`` the people are unresolved."""
+within 4 standard errors); with a suppression budget no adversary knows the search."""
 
 from __future__ import annotations
 
@@ -85,44 +84,27 @@ def test_undecided_releases_are_weighed_by_the_searchs_decisions_sampled_within_
         assert res.stderr.max() > 0  # sampled
 
 
-def test_with_a_budget_past_the_rerun_limit_the_people_are_unresolved():
-    """A suppression budget makes the metric depend on the SA: the decisions do not tell, and
-    past rerun_limit nobody re-runs the search — unresolved, with the reason."""
+def test_with_a_budget_no_adversary_knows_the_search():
+    """A suppression budget makes the metric (and whom the search withholds) depend on the SA:
+    the trait says no adversary knows it, and the certificate fails with that reason — even
+    when nobody was suppressed (the files show the budget, not whether it was used)."""
+    from openbook.certificate import certify
+
     rng = np.random.default_rng(2)
     for _ in range(200):
         t = _table(rng.integers(0, 3, size=(7, 2)), rng.integers(0, 3, size=7), 3)
         algo = make_algorithm("full-domain-search", model=make_model("l=2"), max_suppression=0.2)
         try:
-            part = algo.partition(t)
+            rel = algo.anonymize(t)
         except OpenbookError:
             continue
-        if part.n_suppressed:
+        if rel.meta["n_suppressed"]:
             continue
-        res = replay_attack(t, part.group, algo, rerun_limit=1.0, levels=algo.release_levels())
-        assert res.unresolved_mask().all()
-        assert "suppression budget" in res.notes["unresolved"][0]["reason"]
+        cert = certify(rel, original=t, max_risk=1.0, max_reid_risk=1.0)
+        assert cert.aware["adversary"] is None and "suppression budget" in cert.aware["reason"]
+        assert cert.verdict == "fail"
         return
     raise AssertionError("no release without suppression found")
-
-
-def test_the_issues_300_row_table_is_decided_past_the_rerun_limit():
-    """Issue 25's 300-row table (age 20-70 numeric, a 4-value zip, 4 SA values), ℓ = 2:
-    e^300-odd possible worlds, far past rerun_limit — every node the search could have
-    preferred fails in every world, so the certificate decides (it was refused: no adversary
-    knew the search beyond rerun_limit), nobody unresolved."""
-    import pandas as pd
-
-    import openbook
-
-    rng = np.random.default_rng(0)
-    n = 300
-    df = pd.DataFrame({"age": rng.integers(20, 71, n), "zip": rng.choice(["z1", "z2", "z3", "z4"], n),
-                       "disease": rng.choice(["flu", "cold", "hiv", "cancer"], n)})
-    rel = openbook.anonymize(df, qi=["age:numeric", "zip"], sa="disease", model="l=2",
-                             algorithm="full-domain-search", max_risk=1.0, max_reid_risk=1.0)
-    replay = next(f for f in rel.certificate["adversaries"] if f["adversary"] == "replay")
-    assert rel.certificate["verdict"] == "pass" and replay["knows_algorithm"]
-    assert replay["n_unresolved"] == 0 and "rerun_limit" in replay["reason"]
 
 
 def test_a_unit_too_large_to_weigh_at_once_is_unresolved_not_a_memory_error(monkeypatch):
