@@ -251,6 +251,7 @@ def _check_brute_force(cls: type, mdl: Any, params: dict[str, Any], method: str 
 def _compare_with_brute_force(cls: type, mdl: Any, params: dict[str, Any], rel: Any, t: Any) -> int:
     from .algorithms.mask import with_sa_codes
     from .attacks.registry import make_adversary
+    from .attacks.replay.generic import canonical
     from .release.align import published_classes
 
     group = np.asarray(rel.partition.group, dtype=np.int64)
@@ -274,7 +275,7 @@ def _compare_with_brute_force(cls: type, mdl: Any, params: dict[str, Any], rel: 
             continue
         g2 = np.asarray(again.group, dtype=np.int64)
         g2 = published_classes(t, g2) if rel.kind == "generalized" else g2
-        if not _same_grouping(seen, g2):
+        if not np.array_equal(canonical(seen), canonical(g2)):
             continue
         den += 1
         for i, v in enumerate(world.tolist()):
@@ -293,12 +294,6 @@ def _compare_with_brute_force(cls: type, mdl: Any, params: dict[str, Any], rel: 
             i = int(np.argmax(np.abs(got - exact)))
             raise _fail("brute force", f"person {i}, value {target}: replay {got[i]:.6g}, brute force {exact[i]:.6g}")
     return t.n_rows
-
-
-def _same_grouping(a: np.ndarray, b: np.ndarray) -> bool:
-    if not np.array_equal(a < 0, b < 0):
-        return False
-    return pd.factorize(a[a >= 0])[0].tolist() == pd.factorize(b[b >= 0])[0].tolist()
 
 
 # ---------------------------------------------------------------------------------------

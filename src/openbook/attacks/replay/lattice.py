@@ -32,7 +32,7 @@ import numpy as np
 from ...data.table import EncodedTable
 from ...models.promise import size_floor
 from .engine import Unit
-from .generic import no_information_units
+from .generic import canonical, no_information_units
 
 
 class _Search:
@@ -60,7 +60,7 @@ class _Search:
             return
         self.star = star = int(lat._index(np.asarray(levels)))
         at_star = np.asarray(lat.engine.classes(lat.nodes[star]).combo_class, dtype=np.int64)[lat.row_combo]
-        if not _same_partition(at_star, group):  # a stale or foreign node: decide nothing
+        if not np.array_equal(canonical(at_star), canonical(group)):  # a stale or foreign node: decide nothing
             self.why = f"the classes of node {list(levels)} are not the release's"
             return
         metric = str(algo.metric)
@@ -173,10 +173,3 @@ def _fails_everywhere(model: Any, table: EncodedTable, node_class: np.ndarray, n
     verdict = np.asarray(model.box_verdict(box_lo, box_hi, sizes, table.sa_domain))
     return bool(np.any(verdict == 0))
 
-
-def _same_partition(a: np.ndarray, b: np.ndarray) -> bool:
-    """Do two labellings group the rows alike (label names aside)?"""
-    _, ia = np.unique(a, return_inverse=True)
-    _, ib = np.unique(b, return_inverse=True)
-    pairs = np.unique(np.stack([ia.ravel(), ib.ravel()], axis=1), axis=0)
-    return pairs.shape[0] == ia.max(initial=-1) + 1 == ib.max(initial=-1) + 1
