@@ -244,6 +244,25 @@ def emd(
     return d
 
 
+def box_terms(distance: str, domain: SADomain, layout: TreeLayout | None) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, float]]:
+    """The distance as weighted sums of ``|Σ_{v in S} (p_v − q_v)|`` over sets S of values,
+    each set a range ``[start, end)`` of a permutation of the values:
+    ``[(order, starts, ends, weight), ...]`` (equal: single values, weight ½; ordered: the
+    first i values in order for i < m, weight 1/(m−1); hierarchical: every node below the
+    root at each height, weight 1/(2H), as :func:`emd_hierarchical` sums them)."""
+    m = domain.n_values
+    if distance == "equal":
+        idx = np.arange(m)
+        return [(idx, idx, idx + 1, 0.5)]
+    if distance == "ordered":
+        if m <= 1:
+            return []
+        return [(value_order(domain), np.zeros(m - 1, dtype=np.int64), np.arange(1, m), 1.0 / (m - 1))]
+    if layout is None or layout.height <= 0 or m == 0:
+        return []
+    return [(layout.order, starts, np.r_[starts[1:], m], 1.0 / (2.0 * layout.height)) for starts in layout.starts]
+
+
 def distribution_distance_diff(dist: np.ndarray, domain: SADomain) -> np.ndarray:
     """``D[v, i] = P_i(v) − q(v)`` for probability rows ``dist`` (values x rows)."""
     g = np.asarray(domain.global_counts, dtype=np.float64)
@@ -304,6 +323,50 @@ class TCloseness(PrivacyModel):
                 )
             self._layout(domain)
         super().validate(domain)
+
+    def box_verdict(self, lo: np.ndarray, hi: np.ndarray, total: np.ndarray, domain: SADomain) -> np.ndarray:
+        """Bounds of the distance over a box of counts (``lo <= counts <= hi``, summing to
+        ``total``): each distance is a weighted sum of terms ``|C_S/n − Q_S|`` over sets S of
+        values (one value for the equal distance, the first i values in order for the ordered
+        one, a node's leaves for the hierarchical one — see :func:`box_terms`), and the count
+        ``C_S`` of a set lies in ``[max(Σ_S lo, n − Σ_{not S} hi), min(Σ_S hi, n − Σ_{not S} lo)]``;
+        each term is bounded on its own, above by the farther end and below by the distance of
+        ``n Q_S`` to that interval. For the equal distance the total variation is also the sum of
+        the positive (or negative) parts, bounded by ``Σ max(0, hi/n − q)`` above and
+        ``Σ max(0, lo/n − q)`` below. Every point holds when the upper bound is at most t, none
+        when the lower bound exceeds it (or the group is empty); a margin of 1e-9 absorbs
+        rounding, so the verdict never contradicts :meth:`holds`."""
+        lo = np.asarray(lo, dtype=np.float64)
+        hi = np.asarray(hi, dtype=np.float64)
+        n = np.asarray(total, dtype=np.float64)
+        out = np.full(n.shape[0], -1, dtype=np.int8)
+        g = np.asarray(domain.global_counts, dtype=np.float64)
+        if n.shape[0] == 0 or g.sum() <= 0:
+            return out
+        q = g / g.sum()
+        safe_n = np.where(n > 0, n, 1.0)[:, None]
+        upper = np.zeros(n.shape[0])
+        lower = np.zeros(n.shape[0])
+        for order, starts, ends, weight in box_terms(self.distance, domain, self._layout(domain)):
+            lo_c = np.concatenate([np.zeros((lo.shape[0], 1)), np.cumsum(lo[:, order], axis=1)], axis=1)
+            hi_c = np.concatenate([np.zeros((hi.shape[0], 1)), np.cumsum(hi[:, order], axis=1)], axis=1)
+            q_c = np.concatenate([[0.0], np.cumsum(q[order])])
+            in_lo, in_hi = lo_c[:, ends] - lo_c[:, starts], hi_c[:, ends] - hi_c[:, starts]
+            out_lo, out_hi = lo_c[:, -1:] - in_lo, hi_c[:, -1:] - in_hi
+            c_min = np.maximum(in_lo, n[:, None] - out_hi) / safe_n
+            c_max = np.minimum(in_hi, n[:, None] - out_lo) / safe_n
+            q_s = (q_c[ends] - q_c[starts])[None, :]
+            upper += weight * np.maximum(np.abs(c_min - q_s), np.abs(c_max - q_s)).sum(axis=1)
+            lower += weight * np.maximum(0.0, np.maximum(q_s - c_max, c_min - q_s)).sum(axis=1)
+        if self.distance == "equal":
+            upper = np.minimum(upper, np.minimum(np.maximum(0.0, hi / safe_n - q).sum(axis=1),
+                                                 np.maximum(0.0, q - lo / safe_n).sum(axis=1)))
+            lower = np.maximum(lower, np.maximum(np.maximum(0.0, lo / safe_n - q).sum(axis=1),
+                                                 np.maximum(0.0, q - hi / safe_n).sum(axis=1)))
+        margin = 1e-9
+        out[(n > 0) & (upper <= self.t - margin)] = 1
+        out[(n <= 0) | (lower > self.t + TOL + margin)] = 0
+        return out
 
     def distances(self, dist: np.ndarray, domain: SADomain) -> np.ndarray:
         """EMD of each probability row of ``dist`` (``(n, n_values)``, e.g. an adversary's

@@ -217,3 +217,37 @@ def test_layout_is_cached_per_hierarchy():
 
 def test_validate_whole_table_always_feasible():
     TCloseness(t=0).validate(DOMAIN)
+
+
+@pytest.mark.parametrize("distance", ["equal", "ordered", "hierarchical"])
+@pytest.mark.parametrize("seed", range(3))
+def test_box_verdict_is_sound_against_every_point(distance, seed):
+    """``box_verdict`` for each ground distance: 1 only if every count vector in the box
+    (summing to the total) holds, 0 only if none does — against every point of 400 random
+    small boxes, with t drawn near the box's distances so both verdicts occur."""
+    import itertools
+
+    rng = np.random.default_rng(seed)
+    decided = {0: 0, 1: 0}
+    for _ in range(400):
+        v = int(rng.integers(2, 6))
+        parents = random_parents(rng, v, int(rng.integers(1, 4)))
+        dom = make_domain(rng.integers(1, 6, size=v), numeric=rng.permutation(v).astype(float),
+                          hierarchy=tree_from_parents(parents, v, clamp=bool(rng.integers(0, 2))))
+        lo = rng.integers(0, 3, v)
+        hi = lo + rng.integers(0, 3, v)
+        total = int(rng.integers(lo.sum(), hi.sum() + 1))
+        pts = np.array([p for p in itertools.product(*[range(a, b + 1) for a, b in zip(lo, hi)])
+                        if sum(p) == total], dtype=np.int64)
+        dist = TCloseness(t=1, distance=distance).group_levels(pts, dom)
+        t = float(np.clip(rng.choice([dist.min(), dist.max(), dist.mean()]) + rng.normal(0, 0.05), 0, 1))
+        model = TCloseness(t=t, distance=distance)
+        verdict = int(model.box_verdict(lo[None], hi[None], np.array([total]), dom)[0])
+        held = model.holds(pts, dom)
+        if verdict == 1:
+            assert held.all()
+        elif verdict == 0:
+            assert not held.any()
+        if verdict >= 0:
+            decided[verdict] += 1
+    assert decided[0] > 30 and decided[1] > 30
