@@ -354,8 +354,8 @@ def _finding_from(adv: Any, result: Any, target: float | None, seconds: float, r
             ok = ~np.isnan(dist)
             max_distance = float(dist[ok].max()) if ok.any() else None
             above_mask = above_mask | (ok & (dist > distance_target + 1e-9))
-    sampled = result.stderr is not None and result.stderr.shape[1] > 0 and bool(
-        np.any(np.fmax.reduce(result.stderr, axis=1)[evaluated] > 0))  # one pass, no copy of a wide SA's errors
+    worst_se = result.max_stderr(evaluated) if evaluated.any() and len(result.targets) else None
+    sampled = worst_se is not None and bool(worst_se > 0)  # read on the compact form: no per-person copy
     method = "sampled (3-SE bound)" if sampled else "exact"
     return Finding(adversary=adv.name, title=adv.title, paper=adv.paper, disclosure=adv.disclosure, applies=True,
                    reason=reason, ran=True, target=target, max_posterior=mx,

@@ -37,7 +37,6 @@ from ..models.promise import promised_l as model_l  # noqa: F401
 TOL = 1e-12
 
 
-@dataclass(eq=False)
 class AttackResult:
     """Per-tuple posteriors of one adversary against one release.
 
@@ -73,27 +72,128 @@ class AttackResult:
         ``excluded_fraction``, ``consistent``), merged into the per-group detail.
     notes:
         JSON-able facts about the computation (knowledge used, assumptions, timings).
+    rows:
+        The compact form (issue 25: a wide SA domain): when given, ``posterior`` (and
+        ``stderr``) passed in hold one row per *distinct* posterior — a class, a replay cell —
+        and ``rows[i]`` is the row of tuple ``i`` (``-1``: NaN). Everybody in a class shares
+        one row, so memory is rows + classes × targets, never tuples × targets. The
+        summaries (:meth:`max_posterior`, :meth:`max_bound`, :meth:`unresolved_mask`) read
+        the compact form; reading ``posterior`` or ``stderr`` (or assigning either) expands
+        it into the per-tuple matrices once, for good.
     """
 
-    adversary: str
-    posterior: np.ndarray
-    targets: list[str]
-    group: np.ndarray
-    l: float | None = None
-    stderr: np.ndarray | None = None
-    sensitive: np.ndarray | None = None
-    unresolved: np.ndarray | None = None
-    group_info: pd.DataFrame | None = None
-    notes: dict[str, Any] = field(default_factory=dict)
+    def __init__(self, adversary: str, posterior: np.ndarray, targets: list[str], group: np.ndarray,
+                 l: float | None = None, stderr: np.ndarray | None = None, sensitive: np.ndarray | None = None,
+                 unresolved: np.ndarray | None = None, group_info: pd.DataFrame | None = None,
+                 notes: dict[str, Any] | None = None, rows: np.ndarray | None = None) -> None:
+        self.adversary = adversary
+        self.targets = targets
+        self.group = np.asarray(group, dtype=np.int64)
+        self.l = l
+        self.sensitive = sensitive
+        self.unresolved = unresolved
+        self.group_info = group_info
+        self.notes: dict[str, Any] = {} if notes is None else notes
+        post = np.asarray(posterior, dtype=np.float64)
+        if post.ndim == 1:
+            post = post[:, None]
+        self._post: np.ndarray | None = post
+        self._se: np.ndarray | None = None if stderr is None else np.asarray(stderr, dtype=np.float64)
+        self.rows: np.ndarray | None = None
+        if rows is not None:
+            self.rows = np.asarray(rows, dtype=np.int64)
+            if self.rows.shape != self.group.shape:
+                raise ValueError(f"rows has shape {self.rows.shape}, expected ({self.group.size},)")
+            if self.rows.size and (self.rows.max(initial=-1) >= post.shape[0] or self.rows.min() < -1):
+                raise ValueError(f"rows point outside the {post.shape[0]} posterior rows")
+        n_rows = post.shape[0] if rows is not None else self.group.size
+        if post.shape != (n_rows, len(self.targets)):
+            raise ValueError(f"posterior has shape {post.shape}, expected ({n_rows}, {len(self.targets)})")
+        if self._se is not None and self._se.shape != post.shape:
+            raise ValueError(f"stderr has shape {self._se.shape}, expected {post.shape}")
 
-    def __post_init__(self) -> None:
-        self.posterior = np.asarray(self.posterior, dtype=np.float64)
-        if self.posterior.ndim == 1:
-            self.posterior = self.posterior[:, None]
-        self.group = np.asarray(self.group, dtype=np.int64)
-        if self.posterior.shape != (self.group.size, len(self.targets)):
-            raise ValueError(f"posterior has shape {self.posterior.shape}, expected "
-                             f"({self.group.size}, {len(self.targets)})")
+    # -- the per-tuple matrices (expanded from the compact form on first use) -------------
+    @property
+    def compact(self) -> bool:
+        """Whether the posteriors are held one row per class (``rows``), not per tuple."""
+        return self.rows is not None
+
+    def compact_parts(self) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+        """The compact form: ``(posterior rows, their standard errors, row of each tuple)``."""
+        if self.rows is None:
+            raise ValueError("this result holds one posterior row per tuple (not compact)")
+        assert self._post is not None
+        return self._post, self._se, self.rows
+
+    def _expand(self) -> None:
+        if self.rows is None:
+            return
+        rows, self.rows = self.rows, None
+        ok = rows >= 0
+        assert self._post is not None
+        post = np.full((rows.size, self._post.shape[1]), np.nan)
+        post[ok] = self._post[rows[ok]]
+        if self._se is not None:
+            se = np.zeros_like(post)
+            se[ok] = self._se[rows[ok]]
+            self._se = se
+        self._post = post
+
+    @property
+    def posterior(self) -> np.ndarray:
+        self._expand()
+        assert self._post is not None
+        return self._post
+
+    @posterior.setter
+    def posterior(self, value: np.ndarray) -> None:
+        self._expand()
+        self._post = np.asarray(value, dtype=np.float64)
+
+    @property
+    def stderr(self) -> np.ndarray | None:
+        self._expand()
+        return self._se
+
+    @stderr.setter
+    def stderr(self, value: np.ndarray | None) -> None:
+        self._expand()
+        self._se = None if value is None else np.asarray(value, dtype=np.float64)
+
+    def _per_tuple(self, per_row: np.ndarray) -> np.ndarray:
+        """A per-row figure of the compact form placed on the tuples (NaN where ``rows`` is -1)."""
+        assert self.rows is not None
+        out = np.full(self.rows.size, np.nan)
+        ok = self.rows >= 0
+        out[ok] = per_row[self.rows[ok]]
+        return out
+
+    def set_rows(self, mask: np.ndarray, posterior: np.ndarray, stderr: np.ndarray | None = None) -> None:
+        """Give the tuples of ``mask`` a posterior (one row, or one per tuple) and standard
+        errors (``None``: exact, zero) — without expanding the compact form (absent people,
+        issue 25)."""
+        mask = np.asarray(mask, dtype=bool)
+        n = int(mask.sum())
+        if n == 0:
+            return
+        p = np.broadcast_to(np.asarray(posterior, dtype=np.float64), (n, len(self.targets)))
+        se = None if stderr is None else np.broadcast_to(np.asarray(stderr, dtype=np.float64), p.shape)
+        if self.rows is None:
+            assert self._post is not None
+            self._post[mask] = p
+            if se is not None and self._se is None:
+                self._se = np.zeros_like(self._post)
+            if self._se is not None:
+                self._se[mask] = 0.0 if se is None else se
+            return
+        assert self._post is not None
+        base = self._post.shape[0]
+        self._post = np.concatenate([self._post, p])
+        if se is not None and self._se is None:
+            self._se = np.zeros((base, p.shape[1]))
+        if self._se is not None:
+            self._se = np.concatenate([self._se, np.zeros_like(p) if se is None else se])
+        self.rows[mask] = base + np.arange(n)
 
     @property
     def n_tuples(self) -> int:
@@ -102,10 +202,12 @@ class AttackResult:
     def max_posterior(self) -> np.ndarray:
         """Largest posterior over the targets, per tuple (NaN where not evaluated). One pass,
         no copy of the posteriors (``fmax`` skips NaN; all-NaN rows stay NaN)."""
-        p = self.posterior
+        p = self._post
+        assert p is not None
         if p.shape[1] == 0:
-            return np.full(p.shape[0], np.nan)
-        return np.fmax.reduce(p, axis=1)
+            return np.full(self.group.size, np.nan)
+        out = np.fmax.reduce(p, axis=1)
+        return out if self.rows is None else self._per_tuple(out)
 
     def bound(self) -> np.ndarray:
         """Upper bound of each posterior: the posterior itself where exact, plus three
@@ -113,24 +215,37 @@ class AttackResult:
         if self.stderr is None:
             return self.posterior.copy()
         se = np.where(np.isfinite(self.stderr), self.stderr, 1.0)
-        return np.minimum(self.posterior + 3.0 * se, 1.0)
+        return np.minimum(self.posterior + 3.0 * se, 1.0)  # type: ignore[no-any-return]
 
     def max_bound(self) -> np.ndarray:
         """Largest :meth:`bound` over the targets, per tuple (NaN where not evaluated) —
         computed in blocks of rows, so a wide SA domain never holds a second copy of the
         posteriors (issue 25: 28,000 people × 6,000 values)."""
-        p = self.posterior
+        p, stderr = self._post, self._se
+        assert p is not None
         if p.shape[1] == 0:
-            return np.full(p.shape[0], np.nan)
-        if self.stderr is None:
-            return np.fmax.reduce(p, axis=1)
-        out = np.empty(p.shape[0])
-        step = max(1, (1 << 22) // p.shape[1])
-        for a in range(0, p.shape[0], step):
-            se = self.stderr[a:a + step]
-            b = np.minimum(p[a:a + step] + 3.0 * np.where(np.isfinite(se), se, 1.0), 1.0)
-            out[a:a + step] = np.fmax.reduce(b, axis=1)
-        return out
+            return np.full(self.group.size, np.nan)
+        if stderr is None:
+            out = np.fmax.reduce(p, axis=1)
+        else:
+            out = np.empty(p.shape[0])
+            step = max(1, (1 << 22) // p.shape[1])
+            for a in range(0, p.shape[0], step):
+                se = stderr[a:a + step]
+                b = np.minimum(p[a:a + step] + 3.0 * np.where(np.isfinite(se), se, 1.0), 1.0)
+                out[a:a + step] = np.fmax.reduce(b, axis=1)
+        return out if self.rows is None else self._per_tuple(out)
+
+    def max_stderr(self, mask: np.ndarray) -> float | None:
+        """The largest standard error of the tuples of ``mask`` (``None`` when exact)."""
+        if self._se is None:
+            return None
+        if self.rows is None:
+            sel = self._se[np.asarray(mask, dtype=bool)]
+            return float(np.nanmax(sel)) if sel.size and not np.isnan(sel).all() else float("nan")
+        rows = np.unique(self.rows[np.asarray(mask, dtype=bool) & (self.rows >= 0)])
+        sel = self._se[rows]
+        return float(np.nanmax(sel)) if sel.size and not np.isnan(sel).all() else float("nan")
 
     def unresolved_mask(self) -> np.ndarray:
         """People the adversary could not evaluate: marked unresolved, or published with a
@@ -242,9 +357,7 @@ def summarize(result: AttackResult, *, l: float | None = None, m: float | None =
     sens = None if result.sensitive is None else np.asarray(result.sensitive, dtype=bool) & published
     n_sens = None if sens is None else int(sens.sum())
     mmax = float(np.nanmax(mx[evaluated])) if evaluated.any() else float("nan")
-    se = None
-    if result.stderr is not None and evaluated.any():
-        se = float(np.nanmax(result.stderr[evaluated]))
+    se = result.max_stderr(evaluated) if evaluated.any() else None
     # per group
     g = result.group[published]
     if g.size:

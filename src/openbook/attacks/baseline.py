@@ -109,14 +109,13 @@ def baseline_attack(release: Release, *, model: Any = None, sensitive_set: str |
     per_class = target_counts(counts, masks)
     with np.errstate(invalid="ignore", divide="ignore"):
         freq = per_class / size[:, None]
-    post = freq[cls] if cls.size else np.zeros((0, len(names)))
     sensitive = None
     if release.kind == "generalized" and len(release.data):
         vals = pd_index(domain.values).get_indexer(release.data[release.sa].astype(str))
         if (vals >= 0).all():
             sensitive = np.asarray(masks.any(axis=0))[vals]
     return AttackResult(
-        adversary="baseline", posterior=post, targets=names, group=cls,
+        adversary="baseline", posterior=freq, rows=cls, targets=names, group=cls,
         l=promised_l(model) if l is None else l, sensitive=sensitive,
         notes={"knowledge": "release only (uniform possible worlds within each class)",
                "n_classes": int(n_cls)},

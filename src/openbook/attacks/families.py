@@ -72,7 +72,7 @@ class BaselineAdversary(Adversary):
             counts, domain = release.sa_counts()
             _, masks, _ = choose_targets(domain, release_model(release), self.sensitive_set)
             tot = counts.sum(axis=0).astype(np.float64)
-            out.posterior[absent] = (tot @ masks.T.astype(np.float64)) / max(tot.sum(), 1.0)
+            out.set_rows(absent, (tot @ masks.T.astype(np.float64)) / max(tot.sum(), 1.0))
             out.notes["absent"] = {"n": int(absent.sum()), "rule": "ignored (the published distribution)"}
         if ties_at_random(release):
             from .replay.attack import tie_average

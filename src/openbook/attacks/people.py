@@ -173,10 +173,7 @@ def fill_absent(result: AttackResult, release: Any, original: Any, masks: np.nda
         problem, why = _absence_problem(rule, release, original, absent, model, counts, domain, prior)
     ab = absence_posterior(problem, prior, tmasks, rule=rule, sensitive_mask=sens_mask, n_absent=int(absent.sum()),
                            seed=seed, why=why)
-    result.posterior[absent] = ab.posterior
-    if result.stderr is None:
-        result.stderr = np.zeros_like(result.posterior)
-    result.stderr[absent] = ab.stderr
+    result.set_rows(absent, ab.posterior, ab.stderr)
     unres = np.zeros(result.n_tuples, dtype=bool) if result.unresolved is None else result.unresolved.copy()
     unres[np.flatnonzero(absent)[ab.unresolved]] = True
     result.unresolved = unres
@@ -189,6 +186,17 @@ def per_person(result: AttackResult, release: Any, original: Any) -> AttackResul
     """A per-published-row result (class posteriors) placed on the people of ``original``."""
     group = person_classes(release, original)
     n_cls = int(result.group.max()) + 1 if result.group.size else 0
+    if result.compact:  # each person points at their class's row: no per-person matrix
+        shared, shared_se, own = result.compact_parts()
+        cls_row = np.full(n_cls, -1, dtype=np.int64)
+        if result.group.size:
+            cls_row[result.group[::-1]] = own[::-1]
+        rows = np.where(group >= 0, cls_row[np.maximum(group, 0)], -1) if n_cls else np.full(group.size, -1)
+        return AttackResult(adversary=result.adversary, posterior=shared, stderr=shared_se, rows=rows,
+                            targets=list(result.targets), group=group, l=result.l,
+                            sensitive=truth_in_targets(release, original, result.targets),
+                            unresolved=np.zeros(group.size, dtype=bool), group_info=result.group_info,
+                            notes=dict(result.notes))
     cls_post = np.full((n_cls, result.posterior.shape[1]), np.nan)
     cls_se = None if result.stderr is None else np.zeros_like(cls_post)
     first = np.full(n_cls, -1, dtype=np.int64)

@@ -146,8 +146,11 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
     units = merge_constant_units(replay_units(algorithm, table, group, gcounts, generalized=generalized,
                                               levels=levels, rerun_limit=rerun_limit))
     cache: dict = {}
-    post = np.full((table.n_rows, len(names)), np.nan)
-    se = np.zeros((table.n_rows, len(names)))
+    # the compact form: one posterior row per unit cell, each person pointing at theirs
+    blocks: list[np.ndarray] = []
+    se_blocks: list[np.ndarray] = []
+    row_of = np.full(table.n_rows, -1, dtype=np.int64)
+    n_shared = 0
     unresolved = np.zeros(table.n_rows, dtype=bool)
     seeds = rng.integers(0, 2**31 - 1, size=max(1, len(units)))
     info: dict[str, list[object]] = {"group": [], "unit": [], "exact": [], "worlds": [], "accepted": [], "unit_kind": []}
@@ -172,8 +175,10 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
         if not u.constant:
             n_exact += int(r.exact)
             n_sampled += int(not r.exact)
-        post[u.rows] = r.post[u.cell]
-        se[u.rows] = r.se[u.cell]
+        row_of[u.rows] = n_shared + np.asarray(u.cell, dtype=np.int64)
+        blocks.append(np.asarray(r.post, dtype=np.float64).reshape(-1, len(names)))
+        se_blocks.append(np.asarray(r.se, dtype=np.float64).reshape(-1, len(names)))
+        n_shared += blocks[-1].shape[0]
         if not r.consistent:
             unresolved[u.rows] = True
             n_unres += 1
@@ -189,10 +194,12 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
         info["worlds"].extend([r.n_worlds] * g.size)
         info["accepted"].extend([r.accepted] * g.size)
         info["unit_kind"].extend([u.kind] * g.size)
-    post[group < 0] = np.nan
+    row_of[group < 0] = -1
+    post = _stack(blocks, len(names))
+    se = _stack(se_blocks, len(names))
     sens = np.asarray(masks.any(axis=0))[table.sa_codes]
     return AttackResult(
-        adversary="replay", posterior=post, targets=list(names), group=group,
+        adversary="replay", posterior=post, rows=row_of, targets=list(names), group=group,
         l=model_l(model) if l is None else l, stderr=se, sensitive=sens, unresolved=unresolved,
         group_info=pd.DataFrame(info),
         notes={"knowledge": "every QI, the algorithm and its parameters, the published classes "
@@ -206,6 +213,13 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
                "worlds_per_unit": int(worlds), "exact_limit": float(exact_limit),
                "elapsed_s": round(time.perf_counter() - t0, 3)},
     )
+
+
+def _stack(blocks: list[np.ndarray], width: int) -> np.ndarray:
+    """The units' posterior rows one above the other (one unit's without a copy)."""
+    if len(blocks) == 1:
+        return blocks[0]
+    return np.concatenate(blocks) if blocks else np.zeros((0, width))
 
 
 def merge_constant_units(units: list[Unit]) -> list[Unit]:

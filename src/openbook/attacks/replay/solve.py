@@ -115,16 +115,21 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, 
     from .chain import chain_dp, chain_weight
 
     n_sa = unit.leaf_counts.shape[1]
+    if unit.unresolved:
+        nan = np.full((unit.n_cells, target_masks.shape[0]), np.nan)
+        return UnitResult(nan, nan.copy(), False, 0.0, 0.0, False, unit.unresolved_reason)
+    if unit.constant:  # nothing excluded: the class frequency of each target, per class then per cell
+        from ..baseline import target_counts
+
+        lc = unit.leaf_counts
+        tot = lc.sum(axis=1, keepdims=True).astype(np.float64)
+        per_leaf = target_counts(lc, target_masks)
+        leaf_freq = np.divide(per_leaf, tot, out=np.zeros(per_leaf.shape, dtype=np.float64), where=tot > 0)
+        cl = unit.cell_leaf
+        post = leaf_freq if cl.size == lc.shape[0] and np.array_equal(cl, np.arange(cl.size)) else leaf_freq[cl]
+        return UnitResult(post, np.zeros(post.shape), True, 1.0, 1.0, True)  # calloc: no pages touched
     rep, K, tm = classes(unit, target_masks)
     size = unit.cell_size.astype(np.float64)
-    if unit.unresolved:
-        nan = np.full((unit.n_cells, tm.shape[2]), np.nan)
-        return UnitResult(nan, nan.copy(), False, 0.0, 0.0, False, unit.unresolved_reason)
-    if unit.constant:  # nothing excluded: the class frequency
-        tot = K.sum(axis=1, keepdims=True)
-        leaf_freq = np.divide(K, tot, out=np.zeros(K.shape, dtype=np.float64), where=tot > 0)
-        post = to_targets(leaf_freq, tm, np.arange(K.shape[0]))[unit.cell_leaf]  # per class, then per cell
-        return UnitResult(post, np.zeros_like(post), True, 1.0, 1.0, True)
     if not force_sample:
         key = hit = None
         if cache is not None and unit.key is not None:
