@@ -321,10 +321,6 @@ def class_posterior_multi(units: Sequence[tuple[int, np.ndarray]], counts: np.nd
         return None, False, float("nan")
     r = idx.size
     radix = np.cumprod(np.r_[1, (cv + 1)[:-1]]).astype(np.int64) if r else np.zeros(0, dtype=np.int64)
-    grid = np.indices(tuple(cv + 1)).reshape(r, -1).T if r else np.zeros((1, 0), dtype=np.int64)
-    state_idx = grid @ radix if r else np.zeros(1, dtype=np.int64)
-    order = np.argsort(state_idx)
-    grid = grid[order]
     full = int(cv @ radix) if r else 0
     keys = [(int(n), tuple(int(v) for v in u)) for n, u in units]
     uniq = sorted(set(keys))
@@ -343,19 +339,27 @@ def class_posterior_multi(units: Sequence[tuple[int, np.ndarray]], counts: np.nd
         info[key] = (K, w, ok, K @ radix if r else np.zeros(len(K), dtype=np.int64))
     zero = (lambda k: np.zeros(k, dtype=object) * 0) if exact else np.zeros
 
+    # the states as a box: value 0 is the fastest axis of the radix, so the last in C order
+    box = tuple(int(c) + 1 for c in cv[::-1])
+
     def step(NV, key):
+        """Add one unit: every state c moves to c + k for each composition k of the unit that
+        stays inside the box — on the box, a shift of the sub-box ``c <= cv − k`` (views)."""
         Nc, Vc = NV
         K, w, ok, off = info[key]
         nN, nV = zero(n_states), zero(n_states)
-        for k, wk, okk, o in zip(K, w, ok, off):
-            valid = np.all(grid + k[None, :] <= cv[None, :], axis=1) if r else np.ones(1, dtype=bool)
-            src = np.flatnonzero(valid)
-            tgt = src + int(o)
+        Nb, Vb, nNb, nVb = (a.reshape(box) for a in (Nc, Vc, nN, nV))
+        for k, wk, okk in zip(K, w, ok):
+            kk = [int(x) for x in k[::-1]]
+            if any(x >= b for x, b in zip(kk, box)):
+                continue
+            src = tuple(slice(0, b - x) for x, b in zip(kk, box))
+            tgt = tuple(slice(x, b) for x, b in zip(kk, box))
             if okk:
-                nN[tgt] = nN[tgt] + Nc[src] * wk
-                nV[tgt] = nV[tgt] + Vc[src] * wk
+                nNb[tgt] += Nb[src] * wk
+                nVb[tgt] += Vb[src] * wk
             else:
-                nV[tgt] = nV[tgt] + (Nc[src] + Vc[src]) * wk
+                nVb[tgt] += (Nb[src] + Vb[src]) * wk
         return nN, nV
 
     def run(skip: int | None):
