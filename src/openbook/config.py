@@ -53,6 +53,23 @@ KEYS = {
                 "against_registry": str},
 }
 
+#: the command-line flag (argparse destination) that overrides each key: one table, read by
+#: :meth:`RunConfig.apply_flags` (``--sensitive``, ``--hierarchy`` and ``-m`` are parsed first)
+FLAGS: dict[str, tuple[str, str]] = {
+    "input": ("input", "path"), "dataset": ("input", "dataset"), "data_dir": ("input", "data_dir"),
+    "format": ("input", "format"), "table": ("input", "table"), "query": ("input", "query"),
+    "qi": ("schema", "qi"), "sa": ("schema", "sa"), "keep": ("schema", "keep"),
+    "identifiers": ("schema", "identifiers"), "missing": ("schema", "missing"),
+    "algorithm": ("algorithm", "name"), "levels": ("algorithm", "levels"), "seed": ("algorithm", "seed"),
+    "max_suppression": ("algorithm", "max_suppression"), "p": ("algorithm", "p"), "order": ("algorithm", "order"),
+    "strict": ("algorithm", "strict"),
+    "output": ("output", "path"), "kind": ("output", "kind"), "sign_key": ("output", "sign_key"),
+    "publish_suppressed_count": ("output", "publish_suppressed_count"),
+    "publish_identifier_names": ("output", "publish_identifier_names"),
+}
+#: the flags every command reading a table takes (``config_from_args``)
+INPUT_FLAGS = ("input", "dataset", "data_dir", "format", "table", "query", "qi", "sa", "keep", "identifiers",
+               "missing")
 
 #: what each key means, for the reference page (docs/config.md) and the JSON Schema
 #: (docs/config.schema.json): section -> key -> (meaning, default)
@@ -236,3 +253,10 @@ class RunConfig:
         """A flag given on the command line overrides the file."""
         if value is not None:
             getattr(self, section)[key] = value
+
+    def apply_flags(self, args: Any, *dests: str) -> None:
+        """The command-line flags ``dests`` (argparse destinations, :data:`FLAGS`) given in
+        ``args`` override the file's keys; a flag not given (``None``) leaves the file's."""
+        for dest in dests:
+            section, key = FLAGS[dest]
+            self.set(section, key, getattr(args, dest, None))

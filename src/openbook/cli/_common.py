@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..config import RunConfig
+from ..config import INPUT_FLAGS, RunConfig
 
 
 def _number(kind, *, lo=None, hi=None, lo_open=False, what=""):
@@ -128,18 +128,8 @@ def output_options(p: argparse.ArgumentParser) -> None:
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
     cfg = RunConfig.from_toml(args.config) if getattr(args, "config", None) else RunConfig()
-    cfg.set("input", "path", getattr(args, "input", None))
-    cfg.set("input", "dataset", args.dataset)
-    cfg.set("input", "data_dir", args.data_dir)
-    cfg.set("input", "format", args.format)
-    cfg.set("input", "table", args.table)
-    cfg.set("input", "query", args.query)
-    cfg.set("schema", "qi", args.qi)
-    cfg.set("schema", "sa", args.sa)
+    cfg.apply_flags(args, *INPUT_FLAGS)
     cfg.set("schema", "sensitive_sets", sensitive_sets(args.sensitive))
-    cfg.set("schema", "keep", args.keep)
-    cfg.set("schema", "identifiers", args.identifiers)
-    cfg.set("schema", "missing", args.missing)
     for item in args.hierarchy:
         col, sep, path = item.partition("=")
         if not sep:

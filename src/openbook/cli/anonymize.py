@@ -38,17 +38,7 @@ def anonymize_from_args(args: argparse.Namespace):
     cfg = config_from_args(args)
     if args.model:
         cfg.model = {"spec": args.model}
-    cfg.set("algorithm", "name", args.algorithm)
-    if args.levels is not None:
-        cfg.algorithm["levels"] = args.levels
-    cfg.set("algorithm", "max_suppression", args.max_suppression)
-    cfg.set("algorithm", "p", getattr(args, "p", None))
-    cfg.set("algorithm", "order", getattr(args, "order", None))
-    cfg.set("algorithm", "strict", getattr(args, "strict", None))
-    if args.seed is not None:
-        cfg.algorithm["seed"] = args.seed
-    cfg.set("output", "path", args.output)
-    cfg.set("output", "kind", args.kind)
+    cfg.apply_flags(args, "algorithm", "levels", "max_suppression", "p", "order", "strict", "seed", "output", "kind")
     if not cfg.output.get("path"):
         from ..errors import ParameterError
 
@@ -57,7 +47,7 @@ def anonymize_from_args(args: argparse.Namespace):
 
     # refuse a bad output before any work: never over an input, an existing release (unless --force)
     check_release_output(cfg.output["path"], force=args.force, inputs=_input_files(args, cfg))
-    cfg.set("output", "sign_key", getattr(args, "sign_key", None))
+    cfg.apply_flags(args, "sign_key")
     if cfg.output.get("sign_key"):  # a bad key fails before any work too
         from ..release.signing import check_private_key
 
@@ -138,8 +128,7 @@ def cmd_anonymize(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     cfg, table, release = anonymize_from_args(args)
     certify_from_args(args, cfg, release, table)
-    cfg.set("output", "publish_suppressed_count", args.publish_suppressed_count)
-    cfg.set("output", "publish_identifier_names", args.publish_identifier_names)
+    cfg.apply_flags(args, "publish_suppressed_count", "publish_identifier_names")
     files = save_release(release, cfg.output["path"], force=args.force, inputs=_input_files(args, cfg),
                          publish_suppressed_count=bool(cfg.output.get("publish_suppressed_count", False)),
                          publish_identifier_names=bool(cfg.output.get("publish_identifier_names", False)),
@@ -210,7 +199,7 @@ def cmd_anonymize_spark(args: argparse.Namespace) -> int:
 
     t0 = time.perf_counter()
     cfg = config_from_args(args)
-    cfg.set("algorithm", "strict", getattr(args, "strict", None))
+    cfg.apply_flags(args, "strict")
     name = args.algorithm or cfg.algorithm.get("name")
     if name not in SPARK_ALGORITHMS:
         raise ParameterError(f"--engine spark runs --algorithm {' or '.join(sorted(SPARK_ALGORITHMS))}, not "
@@ -229,7 +218,7 @@ def cmd_anonymize_spark(args: argparse.Namespace) -> int:
                              parameter="engine", value="spark")
     if args.model:
         cfg.model = {"spec": args.model}
-    cfg.set("output", "path", args.output)
+    cfg.apply_flags(args, "output")
     args.output = cfg.output.get("path")
     if not args.output:
         raise ParameterError("no output path (-o NAME.parquet: a folder of Parquet part files)", parameter="output")
@@ -329,8 +318,8 @@ def _spark_full_domain(args: argparse.Namespace, spark: Any, table: Any, model: 
     from ..spark import full_domain as sfd
     from ..spark.output import write_release
 
-    cfg.set("algorithm", "name", "full-domain-search")
-    cfg.set("algorithm", "max_suppression", args.max_suppression)
+    cfg.algorithm["name"] = "full-domain-search"  # the one algorithm this path runs
+    cfg.apply_flags(args, "max_suppression")
     algo = algorithm_from(cfg, model)
     res = sfd.search(table, algo)
     rel = sfd.release_rows(table, res, model)
