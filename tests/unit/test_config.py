@@ -66,3 +66,33 @@ def test_misplaced_and_misspelled_keys_are_refused_naming_the_fix(tmp_path, body
     if schema_knows:
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(tomllib.loads(body), json_schema())
+
+
+def test_every_flag_of_the_flag_table_is_an_anonymize_option_over_a_known_key():
+    """``config.FLAGS`` (which flag overrides which key): each destination is an option of
+    ``openbook anonymize``, each key one the file may hold (a sectioned key of ``KEYS``, or the
+    anonymizer's section, whose keys the anonymizer checks by name)."""
+    import argparse
+
+    from openbook.cli import build_parser
+    from openbook.config import FLAGS, INPUT_FLAGS, KEYS
+
+    parser = build_parser("anonymize")
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    dests = {a.dest for a in sub.choices["anonymize"]._actions}
+    assert set(FLAGS) <= dests, set(FLAGS) - dests
+    for dest, (section, key) in FLAGS.items():
+        assert section == "algorithm" or key in KEYS[section], (dest, section, key)
+    assert set(INPUT_FLAGS) <= set(FLAGS)
+
+
+def test_a_flag_given_overrides_the_file_and_a_flag_not_given_keeps_it(tmp_path):
+    import argparse
+
+    from openbook.config import RunConfig
+
+    toml = tmp_path / "run.toml"
+    toml.write_text('[schema]\nsa = "disease"\nqi = ["age"]\n[algorithm]\nname = "mondrian"\n')
+    cfg = RunConfig.from_toml(toml)
+    cfg.apply_flags(argparse.Namespace(sa="illness", qi=None, algorithm=None), "sa", "qi", "algorithm")
+    assert cfg.schema == {"sa": "illness", "qi": ["age"]} and cfg.algorithm == {"name": "mondrian"}
