@@ -263,6 +263,99 @@ def box_terms(distance: str, domain: SADomain, layout: TreeLayout | None) -> lis
     return [(layout.order, starts, np.r_[starts[1:], m], 1.0 / (2.0 * layout.height)) for starts in layout.starts]
 
 
+#: group counts times the table's size must stay exact in floats (``2^52``) for the integer verdict
+_EXACT_LIMIT = float(2**52)
+#: count matrices with more entries than this are summed by a compiled loop (no temporaries)
+_COMPILED_ENTRIES = 1 << 21
+
+
+def scaled_excess(c: np.ndarray, domain: SADomain, distance: str,
+                  layout: TreeLayout | None) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """``(S, n, scale)`` with ``S = D · scale · n · N`` for each group (``n`` its size, ``N``
+    the table's), as exact integers: ``e_v = c_v · N − n · g_v`` is ``n · N · (p_v − q_v)``, so
+    the equal distance is ``Σ |e_v| / 2``, the ordered one ``Σ_{i<m} |Σ_{j<=i} e_j| / (m − 1)``
+    and the hierarchical one ``Σ_nodes |Σ_{leaves} e| / (2H)`` (module docstring) — ``scale``
+    = 2, m − 1 or 2H. ``S`` is exact for the groups with ``2 m n N < 2^52``
+    (:data:`_EXACT_LIMIT`; every partial sum is at most ``n N`` in size) and meaningless for
+    the others, which :meth:`TCloseness.holds` sends to the floating distance — group by
+    group, so a group gets the same verdict in every call. ``None`` without a table
+    distribution or a hierarchy to read."""
+    g = np.asarray(domain.global_counts, dtype=np.int64)
+    N = int(g.sum())
+    m = c.shape[1]
+    if N <= 0:
+        return None
+    if distance == "hierarchical" and (layout is None or layout.height <= 0 or m == 0):
+        return None
+    if distance in ("equal", "ordered") and c.size > _COMPILED_ENTRIES:
+        order = np.arange(m) if distance == "equal" else value_order(domain).astype(np.int64)
+        S, n = _compiled()(np.ascontiguousarray(c, dtype=np.int64), g, order, distance == "ordered")
+        return S.astype(np.float64), n, (2.0 if distance == "equal" else float(max(m - 1, 1)))
+    n = c.sum(axis=1)
+    # rows past the exact range are zeroed first: their integers must not wrap around
+    safe = np.where((n.astype(np.float64) * N * 2.0 * max(m, 1) < _EXACT_LIMIT)[:, None], c, 0)
+    ns = safe.sum(axis=1, keepdims=True)
+    if distance == "equal":
+        e = safe * N - ns * g[None, :]
+        return np.abs(e).sum(axis=1).astype(np.float64), n, 2.0
+    if distance == "ordered":
+        if m <= 1:
+            return np.zeros(c.shape[0]), n, 1.0
+        order = value_order(domain)
+        e = safe[:, order] * N - ns * g[order][None, :]
+        return np.abs(np.cumsum(e, axis=1)[:, :-1]).sum(axis=1).astype(np.float64), n, float(m - 1)
+    assert layout is not None
+    e = safe[:, layout.order] * N - ns * g[layout.order][None, :]
+    prefix = np.concatenate([np.zeros((c.shape[0], 1), dtype=np.int64), np.cumsum(e, axis=1)], axis=1)
+    S = np.zeros(c.shape[0], dtype=np.int64)
+    for starts in layout.starts:
+        ends = np.r_[starts[1:], m]
+        S += np.abs(prefix[:, ends] - prefix[:, starts]).sum(axis=1)
+    return S.astype(np.float64), n, 2.0 * layout.height
+
+
+def _excess_loop(c, g, order, cumulative):  # pragma: no cover - compiled by _compiled
+    """``(S, n)`` of :func:`scaled_excess` row by row, in one pass: the equal distance
+    (``cumulative`` False) or the ordered one over ``order`` — the same integers as the
+    array expressions (rows past the exact range may wrap; the caller discards them)."""
+    M, V = c.shape
+    N = 0
+    for v in range(V):
+        N += g[v]
+    out = np.zeros(M, np.int64)
+    sizes = np.zeros(M, np.int64)
+    for i in range(M):
+        n = 0
+        for v in range(V):
+            n += c[i, v]
+        sizes[i] = n
+        s = 0
+        run = 0
+        for j in range(V - 1 if cumulative else V):
+            v = order[j]
+            e = c[i, v] * N - n * g[v]
+            if cumulative:
+                run += e
+                s += run if run >= 0 else -run
+            else:
+                s += e if e >= 0 else -e
+        out[i] = s
+    return out, sizes
+
+
+_KERNELS: dict[str, Any] = {}
+
+
+def _compiled() -> Any:
+    """The compiled :func:`_excess_loop` (numba imported on first use only: small tables
+    never load it)."""
+    if "loop" not in _KERNELS:
+        from numba import njit
+
+        _KERNELS["loop"] = njit(cache=True)(_excess_loop)
+    return _KERNELS["loop"]
+
+
 def distribution_distance_diff(dist: np.ndarray, domain: SADomain) -> np.ndarray:
     """``D[v, i] = P_i(v) − q(v)`` for probability rows ``dist`` (values x rows)."""
     g = np.asarray(domain.global_counts, dtype=np.float64)
@@ -309,9 +402,25 @@ class TCloseness(PrivacyModel):
         return emd(counts, domain, self.distance, self._layout(domain))
 
     def holds(self, counts: np.ndarray, domain: SADomain) -> np.ndarray:
+        """``D <= t + 1e-12`` for each non-empty group, decided in integers: with ``n`` the
+        group's size and ``N`` the table's, ``D · scale · n · N`` is an integer sum
+        (:func:`scaled_excess`), compared with ``(t + 1e-12) · scale · n · N`` — so every
+        caller (the algorithms, the verification, the replay's re-runs) gets the same verdict
+        for the same counts, however many groups it asks about at once. Counts too large for
+        exact integers fall back to the floating distance."""
         c = as_counts(counts, domain)
-        d = emd(c, domain, self.distance, self._layout(domain))
-        return (d <= self.t + TOL) & (c.sum(axis=1) > 0)
+        exact = scaled_excess(c, domain, self.distance, self._layout(domain))
+        if exact is None:
+            d = emd(c, domain, self.distance, self._layout(domain))
+            return (d <= self.t + TOL) & (c.sum(axis=1) > 0)
+        S, n, scale = exact
+        total = float(np.asarray(domain.global_counts, dtype=np.int64).sum())
+        nf = n.astype(np.float64)
+        out = S <= (self.t + TOL) * scale * nf * total
+        big = nf * total * 2.0 * max(c.shape[1], 1) >= _EXACT_LIMIT  # the floating distance there
+        if big.any():
+            out[big] = emd(c[big], domain, self.distance, self._layout(domain)) <= self.t + TOL
+        return out & (n > 0)
 
     def validate(self, domain: SADomain) -> None:
         if self.distance == "hierarchical":

@@ -251,3 +251,80 @@ def test_box_verdict_is_sound_against_every_point(distance, seed):
         if verdict >= 0:
             decided[verdict] += 1
     assert decided[0] > 30 and decided[1] > 30
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["arrays", "compiled"])
+@pytest.mark.parametrize("distance", ["equal", "ordered", "hierarchical"])
+@pytest.mark.parametrize("seed", range(3))
+def test_holds_in_integers_equals_the_distance(distance, seed, compiled, monkeypatch):
+    """``holds`` decides in integers (``scaled_excess``): the same verdict as the floating
+    distance ``D <= t + 1e-12`` wherever the two are not within rounding of each other, by
+    the array expressions and by the compiled loop; and a group's verdict does not depend on
+    the other groups asked about with it."""
+    from openbook.models import t_closeness
+
+    if compiled:
+        monkeypatch.setattr(t_closeness, "_COMPILED_ENTRIES", 0)
+    rng = np.random.default_rng(seed)
+    for _ in range(30):
+        v = int(rng.integers(2, 7))
+        parents = random_parents(rng, v, int(rng.integers(1, 4)))
+        dom = make_domain(rng.integers(1, 9, size=v), numeric=rng.permutation(v).astype(float),
+                          hierarchy=tree_from_parents(parents, v, clamp=bool(rng.integers(0, 2))))
+        rows = rng.integers(0, 5, size=(40, v))
+        rows[3] = 0  # an empty group never holds
+        model = TCloseness(t=float(rng.choice([0.0, 0.1, 0.25, 0.5, 1.0])), distance=distance)
+        d = TCloseness(t=1, distance=distance).group_levels(rows, dom)
+        got = model.holds(rows, dom)
+        clear = np.abs(d - model.t) > 1e-9
+        want = (d <= model.t + 1e-12) & (rows.sum(axis=1) > 0)
+        np.testing.assert_array_equal(got[clear], want[clear])
+        assert not got[3]
+        one_by_one = np.array([model.holds(r[None], dom)[0] for r in rows])
+        np.testing.assert_array_equal(got, one_by_one)
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["arrays", "compiled"])
+@pytest.mark.parametrize("distance", ["equal", "ordered", "hierarchical"])
+def test_a_group_exactly_at_t_holds(distance, compiled, monkeypatch):
+    """A group whose distance is exactly t (in exact arithmetic) holds — decided in integers,
+    not by the rounding of a float sum: every group of a small domain, t set to its exact
+    distance (a fraction), holds; every t below it by one part in 10^6 does not."""
+    import itertools
+    from fractions import Fraction
+
+    from openbook.models import t_closeness
+
+    if compiled:
+        monkeypatch.setattr(t_closeness, "_COMPILED_ENTRIES", 0)
+    tree = tree_from_parents({0: 4, 1: 4, 2: 5, 3: 5, 4: 6, 5: 6, 6: None}, 4)
+    dom = make_domain([3, 1, 2, 4], numeric=[1.0, 2.0, 3.0, 4.0], hierarchy=tree)
+    g = [Fraction(x, 10) for x in (3, 1, 2, 4)]
+    for c in itertools.product(range(3), repeat=4):
+        n = sum(c)
+        if n == 0:
+            continue
+        e = [Fraction(ci, n) - gi for ci, gi in zip(c, g)]
+        if distance == "equal":
+            exact = sum(abs(x) for x in e) / 2
+        elif distance == "ordered":
+            exact = sum(abs(sum(e[:i + 1])) for i in range(3)) / 3
+        else:  # leaves, then the two inner nodes {0,1} and {2,3}, H = 2
+            exact = (sum(abs(x) for x in e) + abs(e[0] + e[1]) + abs(e[2] + e[3])) / 4
+        rows = np.array([c])
+        assert TCloseness(t=float(exact), distance=distance).holds(rows, dom)[0], (c, exact)
+        if exact > 0:
+            below = float(exact) * (1 - 1e-6)
+            assert not TCloseness(t=below, distance=distance).holds(rows, dom)[0], (c, exact)
+
+
+def test_groups_past_the_exact_range_take_the_floating_distance():
+    """A table so large that ``2 m n N`` passes 2^52: those groups are decided by the floating
+    distance, the others in integers, in the same call — each as it would be alone."""
+    big = 10**9
+    dom = make_domain([big, 2 * big, big])
+    rows = np.array([[big, 2 * big, big], [2 * big, 0, 2 * big], [1, 2, 1], [4, 0, 0]], dtype=np.int64)
+    m = TCloseness(t=0.3)
+    d = TCloseness(t=1).group_levels(rows, dom)
+    np.testing.assert_array_equal(m.holds(rows, dom), d <= 0.3 + 1e-12)
+    np.testing.assert_array_equal(m.holds(rows, dom), [m.holds(r[None], dom)[0] for r in rows])
