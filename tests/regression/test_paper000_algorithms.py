@@ -24,7 +24,7 @@ def test_app_b_a_gg_forms_abcd():
     # a, b positive: bucket {a,b} is not 2-diverse, so GG merges it with {c,d}
     t = table([0, 1, 2, 3], [POS, POS, NEG, NEG])
     model = make_model(BINARY2)
-    p = make_algorithm("gg", model=model).partition(t)
+    p = make_algorithm("gg", seed=0, model=model).partition(t)
     assert p.n_groups == 1 and list(p.group) == [0, 0, 0, 0]
     assert p.extra["bucket_bounds"].tolist() == [0, 2, 4]
     assert p.extra["group_first_bucket"].tolist() == [0] and p.extra["group_last_bucket"].tolist() == [1]
@@ -35,7 +35,7 @@ def test_app_b_a_gg_forms_abcd():
 
 def test_app_b_a_gg_closes_ab_when_diverse():
     t = table([0, 1, 2, 3], [POS, NEG, POS, NEG])
-    p = make_algorithm("gg", model=make_model(BINARY2)).partition(t)
+    p = make_algorithm("gg", seed=0, model=make_model(BINARY2)).partition(t)
     assert p.n_groups == 2 and list(p.group) == [0, 0, 1, 1]
 
 
@@ -86,7 +86,7 @@ def test_sg_split_point_is_fig7_floor():
 def test_sg_54_rows_even_split_tree():
     rng = np.random.default_rng(0)
     t = EncodedTable.from_codes(qi_codes=np.arange(54).reshape(-1, 1), sa_codes=rng.integers(0, 3, 54))
-    p = make_algorithm("sg", model=make_model("k=6")).partition(t)
+    p = make_algorithm("sg", seed=0, model=make_model("k=6")).partition(t)
     lo, hi, par = p.extra["tree_lo"], p.extra["tree_hi"], p.extra["tree_parent"]
     sizes = hi - lo
     depth = np.zeros(lo.size, dtype=int)

@@ -32,7 +32,7 @@ def test_appendix_b_a_gg():
     pt = paper_table("p000_fig6a_gg")
     # the only world GG (which drops a failing last group, §4.1) publishes as one group
     t = _world(pt, ["Positive", "Positive", "Negative", "Negative"])
-    algo = make_algorithm("gg", model=make_model("simple-l=2,set=pos"), tail="drop")
+    algo = make_algorithm("gg", seed=0, model=make_model("simple-l=2,set=pos"), tail="drop")
     part = algo.partition(t)
     assert part.n_groups == 1 and pt.notes["group_published_as"] == "one group of 4"
     res = replay_attack(t, part.group, algo)
@@ -54,11 +54,11 @@ def test_appendix_b_a_rgg_closed_form_in_p(p):
     pt = paper_table("p000_fig6a_gg")
     t = _world(pt, ["Positive", "Positive", "Negative", "Negative"])
     one_group = np.zeros(4, dtype=np.int64)
-    rgg = make_algorithm("rgg", model=make_model("simple-l=2,set=pos"), p=p, tail="drop")
+    rgg = make_algorithm("rgg", seed=0, model=make_model("simple-l=2,set=pos"), p=p, tail="drop")
     res = replay_attack(t, one_group, rgg)
     ab, cd = (1 + 2 * p) / (1 + 5 * p), 3 * p / (1 + 5 * p)
     np.testing.assert_allclose(res.posterior[:, 0], [ab, ab, cd, cd], rtol=0, atol=1e-12)
-    merged = make_algorithm("rgg", model=make_model("simple-l=2,set=pos"), p=p, tail="merge")
+    merged = make_algorithm("rgg", seed=0, model=make_model("simple-l=2,set=pos"), p=p, tail="merge")
     np.testing.assert_allclose(replay_attack(t, one_group, merged).posterior[:, 0], 0.5, rtol=0, atol=1e-12)
 
 
@@ -88,7 +88,7 @@ def test_gg_group_replay_equals_theorem6_closed_form(l, m):
     sa[:m] = 0  # all m positives in the first bucket: every proper prefix fails
     t = EncodedTable.from_codes(qi_codes=np.arange(n)[:, None], sa_codes=sa,
                                 sa_categories=np.array(["pos", "neg"]), sensitive_sets={"pos": ["pos"]})
-    algo = make_algorithm("gg", model=make_model(f"simple-l={l},set=pos"), tail="drop")
+    algo = make_algorithm("gg", seed=0, model=make_model(f"simple-l={l},set=pos"), tail="drop")
     part = algo.partition(t)
     assert part.n_groups == 1
     res = replay_attack(t, part.group, algo)
@@ -116,7 +116,7 @@ def test_theorem5_version_decision():
     sa[-2:] = 0
     t = EncodedTable.from_codes(qi_codes=np.arange(n)[:, None], sa_codes=sa,
                                 sa_categories=np.array(["pos", "neg"]), sensitive_sets={"pos": ["pos"]})
-    sg = make_algorithm("sg", model=make_model(f"simple-l={l},set=pos"))
+    sg = make_algorithm("sg", seed=0, model=make_model(f"simple-l={l},set=pos"))
     part = sg.partition(t)
     assert part.n_groups == 1
     res = replay_attack(t, part.group, sg)
@@ -171,7 +171,7 @@ def test_cormode2010_quick_fig3_exact(adult_frame):
     table = adult_table(3000)
     derived = {}
     for (l, sv) in QUICK_FIG3:
-        part = make_algorithm("gg", model=make_model(f"simple-l={l},set={SETS[sv]}"), tail="drop",
+        part = make_algorithm("gg", seed=0, model=make_model(f"simple-l={l},set={SETS[sv]}"), tail="drop",
                               ties="input").partition(table)
         code = list(table.sa_domain.values).index(sv)
         vulnerable, best, best_m = 0, Fraction(0), 0

@@ -72,7 +72,7 @@ def test_report_with_the_replay_adversary(small_frame):
 
     schema = Schema.build(qi=["age:numeric", "zip", "sex"], sa="disease", identifiers=["name"])
     t = encode(small_frame, schema)
-    rel = make_algorithm("gg", model=make_model("l=2")).anonymize(t)
+    rel = make_algorithm("gg", seed=0, model=make_model("l=2")).anonymize(t)
     s = replay_release(rel, t, worlds=2000, seed=0).summary()
     page = build_report(rel, adversaries=["baseline", "replay"], table=t, n_queries=50)
     assert "Adversary: replay" in page and "Adversary: baseline" in page
