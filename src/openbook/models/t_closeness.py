@@ -244,12 +244,14 @@ def emd(
     return d
 
 
-def box_terms(distance: str, domain: SADomain, layout: TreeLayout | None) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, float]]:
+def box_terms(distance: str, domain: SADomain,
+              layout: TreeLayout | None) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, float]] | None:
     """The distance as weighted sums of ``|Σ_{v in S} (p_v − q_v)|`` over sets S of values,
     each set a range ``[start, end)`` of a permutation of the values:
     ``[(order, starts, ends, weight), ...]`` (equal: single values, weight ½; ordered: the
     first i values in order for i < m, weight 1/(m−1); hierarchical: every node below the
-    root at each height, weight 1/(2H), as :func:`emd_hierarchical` sums them)."""
+    root at each height, weight 1/(2H), as :func:`emd_hierarchical` sums them); ``None`` for
+    the hierarchical distance without a hierarchy."""
     m = domain.n_values
     if distance == "equal":
         idx = np.arange(m)
@@ -258,7 +260,9 @@ def box_terms(distance: str, domain: SADomain, layout: TreeLayout | None) -> lis
         if m <= 1:
             return []
         return [(value_order(domain), np.zeros(m - 1, dtype=np.int64), np.arange(1, m), 1.0 / (m - 1))]
-    if layout is None or layout.height <= 0 or m == 0:
+    if layout is None:
+        return None  # no hierarchy to read: no box is decided
+    if layout.height <= 0 or m == 0:
         return []
     return [(layout.order, starts, np.r_[starts[1:], m], 1.0 / (2.0 * layout.height)) for starts in layout.starts]
 
@@ -456,7 +460,10 @@ class TCloseness(PrivacyModel):
         safe_n = np.where(n > 0, n, 1.0)[:, None]
         upper = np.zeros(n.shape[0])
         lower = np.zeros(n.shape[0])
-        for order, starts, ends, weight in box_terms(self.distance, domain, self._layout(domain)):
+        terms = box_terms(self.distance, domain, self._layout(domain))
+        if terms is None:
+            return out
+        for order, starts, ends, weight in terms:
             lo_c = np.concatenate([np.zeros((lo.shape[0], 1)), np.cumsum(lo[:, order], axis=1)], axis=1)
             hi_c = np.concatenate([np.zeros((hi.shape[0], 1)), np.cumsum(hi[:, order], axis=1)], axis=1)
             q_c = np.concatenate([[0.0], np.cumsum(q[order])])

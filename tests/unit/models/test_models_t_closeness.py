@@ -328,3 +328,12 @@ def test_groups_past_the_exact_range_take_the_floating_distance():
     d = TCloseness(t=1).group_levels(rows, dom)
     np.testing.assert_array_equal(m.holds(rows, dom), d <= 0.3 + 1e-12)
     np.testing.assert_array_equal(m.holds(rows, dom), [m.holds(r[None], dom)[0] for r in rows])
+
+
+def test_box_verdict_without_the_hierarchy_decides_nothing():
+    """Hierarchical distance on a domain with no hierarchy: no term can be bounded, so no box
+    is decided (it said 'every point holds': an empty sum bounds nothing)."""
+    dom = make_domain([2, 2, 1])
+    out = TCloseness(t=0.1, distance="hierarchical").box_verdict(np.array([[0, 0, 0]]), np.array([[3, 3, 3]]),
+                                                                 np.array([3]), dom)
+    assert out.tolist() == [-1]
