@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import VerificationError
+from ..errors import VerificationError, option
 from ..models.base import PrivacyModel, SADomain
 
 
@@ -88,7 +88,8 @@ def require_bucketized(model: PrivacyModel, counts: np.ndarray, domain: SADomain
             raise VerificationError(
                 f"the {what} violates {result.model}: {n_small} of {sizes.size} published QI combinations are "
                 f"shared by fewer than k = {k} records (the QI-table of a bucketized release carries the model's "
-                "k); nothing was written", model=model, failing_groups=result.failing_groups)
+                f"k); nothing was written — publish generalized QIs instead ({option('kind', 'generalized')})",
+                model=model, failing_groups=result.failing_groups)
         raise VerificationError(
             f"the {what} violates {result.model}: {result.failing_groups} of {result.n_groups} groups of its "
             "SA-table fail; nothing was written", model=model, failing_groups=result.failing_groups)

@@ -147,3 +147,22 @@ def test_bucketized_k_is_the_qi_tables(table):
 
     with pytest.raises(VerificationError, match="shared by fewer than k = 4 records"):
         build_release(table, pairs_partition(12), model=make_model("k=4"), kind="bucketized")
+
+
+@pytest.mark.parametrize("name", ["gg", "sg"])
+def test_k_anonymity_over_exact_qis_is_refused_with_the_way_out(name):
+    """A bucketized release publishes every QI exactly, so k-anonymity fails on its QI-table:
+    refused, nothing built, the message naming the remedy — which works: the same groups
+    published with generalized QIs are k-anonymous."""
+    from openbook.algorithms.registry import make_algorithm
+    from openbook.data.table import EncodedTable
+    from openbook.errors import VerificationError
+    from openbook.models import make_model
+
+    rng = np.random.default_rng(0)
+    t = EncodedTable.from_codes(qi_codes=rng.integers(0, 30, (300, 2)), sa_codes=rng.integers(0, 4, 300))
+    algo = make_algorithm(name, model=make_model("k=5"), seed=0)
+    with pytest.raises(VerificationError, match=r"fewer than k = 5 .*kind='generalized'"):
+        algo.anonymize(t)
+    rel = algo.anonymize(t, kind="generalized")
+    assert rel.kind == "generalized" and int(np.bincount(rel.classes()[0]).min()) >= 5
