@@ -73,22 +73,16 @@ def anonymize(data: Any, *, qi: Sequence[str], sa: str, model: Any, algorithm: s
     ``max_risk``/``max_reid_risk``/``certify``/``earlier``: the certificate (:mod:`openbook.certificate`);
     other keywords are the algorithm's parameters (``levels=``, ``max_suppression=``, ...).
     """
-    from .algorithms.registry import make_algorithm
     from .certificate import certify_release
     from .data.table import encode
     from .models import make_model
-    from .pipeline import anonymize_skewed, default_algorithm, with_targets
+    from .pipeline import anonymize_skewed, plan_algorithm
 
     schema = _schema(qi, sa, sensitive=sensitive, identifiers=identifiers, keep=keep, missing=missing)
     table = encode(_frame(data), schema, _hierarchies(hierarchies, schema), source="DataFrame")
     mdl = make_model(model)
     skew = params.pop("skew", None)
-    if algorithm is None:
-        algorithm, defaults = (("full-domain", {}) if "levels" in params else
-                               default_algorithm(mdl, max_risk=max_risk, max_reid_risk=max_reid_risk)[:2])
-        params = {**defaults, **params}
-    algo = make_algorithm(algorithm, model=mdl, seed=seed,
-                          **with_targets(algorithm, params, max_risk=max_risk, max_reid_risk=max_reid_risk))
+    algo = plan_algorithm(algorithm, {**params, "seed": seed}, mdl, max_risk=max_risk, max_reid_risk=max_reid_risk)
     if skew:
         release = anonymize_skewed(table, mdl, algo, skew=skew, seed=seed, kind=kind)
     else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from .config import RunConfig
 from .data.datasets import load_dataset
@@ -183,17 +183,26 @@ def default_algorithm(model: Any, *, max_risk: float | None = None,
 
 def algorithm_from(cfg: RunConfig, model: Any, *, max_risk: float | None = None,
                    max_reid_risk: float | None = None) -> Any:
-    """The anonymizer a run configuration names; without one, :func:`default_algorithm` (with
-    the certificate's targets), or full-domain when hierarchy levels are given."""
+    """The anonymizer a run configuration names (:func:`plan_algorithm`)."""
+    a = dict(cfg.algorithm)
+    return plan_algorithm(a.pop("name", None), a, model, max_risk=max_risk, max_reid_risk=max_reid_risk)
+
+
+def plan_algorithm(name: str | None, params: Mapping[str, Any], model: Any, *, max_risk: float | None = None,
+                   max_reid_risk: float | None = None) -> Any:
+    """The anonymizer a run names — one decision for the command line, the config file and
+    the Python API: ``name`` with ``params`` (a ``seed`` among them); without a name,
+    full-domain when hierarchy levels are given (they name a node of its lattice), else
+    :func:`default_algorithm`; the certificate's targets passed to an algorithm that builds
+    to them (:func:`with_targets`)."""
     from .algorithms import make_algorithm
 
-    a = dict(cfg.algorithm)
-    name = a.pop("name", None)
+    a = dict(params)
     if name is None and "levels" in a:
-        name = "full-domain"  # levels name a node of the full-domain lattice
+        name = "full-domain"
     if name is None:
-        name, params, _ = default_algorithm(model, max_risk=max_risk, max_reid_risk=max_reid_risk)
-        a = {**params, **a}
+        name, defaults, _ = default_algorithm(model, max_risk=max_risk, max_reid_risk=max_reid_risk)
+        a = {**defaults, **a}
     return make_algorithm(name, model=model, **with_targets(name, a, max_risk=max_risk, max_reid_risk=max_reid_risk))
 
 
