@@ -43,15 +43,9 @@ def _frame(data: Any) -> pd.DataFrame:
 
 
 def _hierarchies(hierarchies: Mapping[str, Any] | None, schema: Schema) -> dict[str, Any]:
-    from .pipeline import load_hierarchy
+    from .pipeline import with_hierarchies
 
-    out: dict[str, Any] = {}
-    for col, spec in (hierarchies or {}).items():
-        kind = schema.column(col).kind if col in [*schema.qi_names, schema.sa.name] else "categorical"
-        h = load_hierarchy(spec, col, kind) if isinstance(spec, str) else spec
-        if h is not None:
-            out[col] = h
-    return out
+    return with_hierarchies({}, hierarchies or {}, schema)
 
 
 def anonymize(data: Any, *, qi: Sequence[str], sa: str, model: Any, algorithm: str | None = None,

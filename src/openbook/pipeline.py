@@ -28,7 +28,7 @@ def _split(v: Any) -> list[str]:
     return [str(x) for x in v]
 
 
-from .hierarchy.loading import load_hierarchy  # noqa: E402 - one loader, re-exported for the CLI and the API
+from .hierarchy.loading import load_hierarchy, with_hierarchies  # noqa: E402, F401 - one loader, re-exported
 
 
 def load_input(cfg: RunConfig) -> EncodedTable:
@@ -79,13 +79,7 @@ def input_spec(cfg: RunConfig) -> tuple[Any, Schema, dict[str, Any], str]:
         schema = _schema_from(sch)
         hier = {}
         source = str(inp["path"])
-    for col, spec in cfg.hierarchies.items():
-        kind = schema.column(col).kind if col in [*schema.qi_names, schema.sa.name] else "categorical"
-        h = load_hierarchy(spec, col, kind)
-        if h is None:
-            hier.pop(col, None)
-        else:
-            hier[col] = h
+    hier = with_hierarchies(hier, cfg.hierarchies, schema)
     undeclared = schema.undeclared(column_names(frame))
     if undeclared and not dataset:
         warnings.warn(

@@ -96,3 +96,19 @@ def test_a_flag_given_overrides_the_file_and_a_flag_not_given_keeps_it(tmp_path)
     cfg = RunConfig.from_toml(toml)
     cfg.apply_flags(argparse.Namespace(sa="illness", qi=None, algorithm=None), "sa", "qi", "algorithm")
     assert cfg.schema == {"sa": "illness", "qi": ["age"]} and cfg.algorithm == {"name": "mondrian"}
+
+
+def test_one_reading_of_hierarchy_options(tmp_path):
+    """``with_hierarchies``: a path read as the column's kind (numeric leaves as numbers),
+    ``auto`` removing a column's hierarchy, an object kept, a column outside the schema read
+    as categorical — what the config file, ``--hierarchy``, ``--original`` and the API share."""
+    from openbook.data.schema import Schema
+    from openbook.hierarchy.loading import with_hierarchies
+
+    csv = tmp_path / "age.csv"
+    csv.write_text("20;*\n30;*\n")
+    schema = Schema.build(qi=["age:numeric", "zip"], sa="disease")
+    marker = object()
+    out = with_hierarchies({"zip": "old", "age": "old"}, {"age": str(csv), "zip": "auto", "other": marker}, schema)
+    assert set(out) == {"age", "other"} and out["other"] is marker
+    assert sorted(out["age"].leaves) == [20, 30]

@@ -130,14 +130,21 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     cfg = RunConfig.from_toml(args.config) if getattr(args, "config", None) else RunConfig()
     cfg.apply_flags(args, *INPUT_FLAGS)
     cfg.set("schema", "sensitive_sets", sensitive_sets(args.sensitive))
-    for item in args.hierarchy:
+    cfg.hierarchies.update(hierarchy_flags(args.hierarchy))
+    return cfg
+
+
+def hierarchy_flags(items: list[str]) -> dict[str, str]:
+    """``--hierarchy COLUMN=PATH`` options as column -> spec (in order; a later one wins)."""
+    out: dict[str, str] = {}
+    for item in items or []:
         col, sep, path = item.partition("=")
         if not sep:
             from ..errors import ParameterError
 
             raise ParameterError(f"--hierarchy {item!r}: use COLUMN=PATH", parameter="hierarchy", value=item)
-        cfg.hierarchies[col.strip()] = path.strip()
-    return cfg
+        out[col.strip()] = path.strip()
+    return out
 
 
 def sensitive_sets(items: Any) -> dict[str, list[str]] | None:
@@ -351,7 +358,7 @@ def load_original(args: argparse.Namespace, release: Any) -> Any:
     from ..data.schema import Schema
     from ..data.table import encode
     from ..errors import DataError
-    from ..pipeline import load_hierarchy
+    from ..pipeline import with_hierarchies
 
     schema = Schema.from_dict(release.meta["schema"])
     used = {c.name for c in schema.qi} | {schema.sa.name}
@@ -365,19 +372,7 @@ def load_original(args: argparse.Namespace, release: Any) -> Any:
         frame = read_table(src, format=args.format, table=args.table, query=args.query)
         if release.meta.get("source") in DATASETS:
             hier = dict(load_dataset(release.meta["source"]).hierarchies)
-    for item in args.hierarchy:
-        col, sep, path = item.partition("=")
-        if not sep:
-            from ..errors import ParameterError
-
-            raise ParameterError(f"--hierarchy {item!r}: use COLUMN=PATH", parameter="hierarchy", value=item)
-        col = col.strip()
-        kind = schema.column(col).kind if col in used else "categorical"
-        h = load_hierarchy(path.strip(), col, kind)
-        if h is None:
-            hier.pop(col, None)
-        else:
-            hier[col] = h
+    hier = with_hierarchies(hier, hierarchy_flags(args.hierarchy), schema)
     table = encode(frame, schema, {k: v for k, v in hier.items() if k in used}, source=str(src))
     release.learn_input_size(table.n_rows)  # |T|, hence the withheld count: the auditor's, not the file's
     return table

@@ -5,7 +5,7 @@ configuration, the Python API and the population table of the identity line."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from ..errors import DataError, HierarchyError, SchemaError
 
@@ -32,6 +32,25 @@ def load_hierarchy(spec: Any, column: str, kind: str) -> Any:
         raise HierarchyError(f"hierarchy of column {column!r}: {exc}", column=column) from None
     except DataError as exc:
         raise DataError(f"hierarchy of column {column!r}: {exc}", path=spec) from None
+
+
+def with_hierarchies(base: Mapping[str, Any], specs: Mapping[str, Any], schema: Any) -> dict[str, Any]:
+    """``base`` (column -> hierarchy, e.g. a dataset's own) with the columns of ``specs``
+    replaced: each spec a path, ``"adult:VARIANT"``, ``"auto"`` (the column's hierarchy
+    removed: the table builds one on first use) or a hierarchy object, read as the schema's
+    kind of the column (numeric leaves as numbers; a column outside the QIs and the SA as
+    categorical). The one reading of hierarchy options: the config file, ``--hierarchy``,
+    ``--original``'s and the Python API's ``hierarchies=``."""
+    out = dict(base)
+    used = [*schema.qi_names, schema.sa.name]
+    for col, spec in specs.items():
+        kind = schema.column(col).kind if col in used else "categorical"
+        h = load_hierarchy(spec, col, kind) if isinstance(spec, (str, type(None))) else spec
+        if h is None:
+            out.pop(col, None)
+        else:
+            out[col] = h
+    return out
 
 
 def _number(text: str) -> int | float:
