@@ -439,14 +439,14 @@ def test_eligibility_equals_the_skew_step_rerun_on_every_base_table(method):
     vectors, paper 004 Example 5), the skew step re-run over every random choice (h, F, S1
     among ties, the tie order), kept when it publishes the observed counts; the posterior
     that value v was S1 — the value whose records were withheld."""
+    from openbook.algorithms.skewed import Skewed
     from openbook.algorithms.suppression import r_suppression, unsafe_d_suppression
-    from openbook.pipeline import anonymize_skewed
 
     df = pd.DataFrame({"age": np.arange(20, 32), "sex": ["F", "M"] * 6,
                        "disease": ["flu"] * 7 + ["hiv"] * 2 + ["cold"] * 2 + ["cancer"]})
     t = encode(df, Schema.build(qi=["age:numeric", "sex"], sa="disease"))
     model = make_model("l=3")
-    release = anonymize_skewed(t, model, make_algorithm("anatomy", model=model, seed=1), skew=method, seed=1)
+    release = Skewed(make_algorithm("anatomy", model=model, seed=1), skew=method, seed=1).anonymize(t)
     counts, dom = release.sa_counts()
     published = counts.sum(axis=0).astype(np.int64)
     n, m, l = t.n_rows, published.size, 3

@@ -45,13 +45,13 @@ def _case(name: str):
         return make_algorithm("art", model=make_model("simple-l=2,set=sens"), r=2, min_support=2,
                               max_suppression=0.5, seed=1).anonymize(ta), ta, ()
     if name == "eligibility":
-        from openbook.pipeline import anonymize_skewed
+        from openbook.algorithms.skewed import Skewed
 
         df = _frame(4)
         df["disease"] = np.where(np.arange(len(df)) % 3 == 0, df["disease"], "flu")
         ts = encode(df, SCHEMA)
         m = make_model("l=3")
-        return anonymize_skewed(ts, m, make_algorithm("anatomy", model=m, seed=1), skew="unsafe-d", seed=1), ts, ()
+        return Skewed(make_algorithm("anatomy", model=m, seed=1), skew="unsafe-d", seed=1).anonymize(ts), ts, ()
     if name == "linkage":
         r1 = make_algorithm("anatomy", model=make_model("l=2"), seed=1).anonymize(t)
         r2 = make_algorithm("anatomy", model=make_model("l=2"), seed=2).anonymize(t)

@@ -140,6 +140,10 @@ class Anonymizer(ABC):
         algorithm that only groups rows; MASK publishes an SA-distorted copy (paper 001 §6)."""
         return table, self.partition(table)
 
+    def default_kind(self) -> str:
+        """The kind of release this anonymizer writes unless told otherwise (``release_kind``)."""
+        return self.release_kind
+
     def release_model(self) -> PrivacyModel:
         """The model the release is verified against (MASK adds its k-anonymity step's)."""
         return self.model
@@ -149,5 +153,5 @@ class Anonymizer(ABC):
         from ..release import build_release
         published, part = self.recode(table)
         self.check_budget(part, table.n_rows)
-        return build_release(published, part, model=self.release_model(), kind=kind or self.release_kind,
+        return build_release(published, part, model=self.release_model(), kind=kind or self.default_kind(),
                              levels=self.release_levels(), t_reference=t_reference)

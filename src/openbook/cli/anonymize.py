@@ -27,9 +27,9 @@ from ._common import (
 
 
 def anonymize_from_args(args: argparse.Namespace):
+    from ..algorithms.skewed import with_skew
     from ..pipeline import (
         algorithm_from,
-        anonymize_skewed,
         load_input,
         model_from,
         t_reference_from,
@@ -63,11 +63,8 @@ def anonymize_from_args(args: argparse.Namespace):
         _search_in_batches(args, model, algo, skew)
     ref = t_reference_from(args.t_reference or cfg.output.get("t_reference"))
     with status(f"anonymizing {table.n_rows} rows with {algo.name}", quiet=args.quiet):
-        if skew and skew != "none":
-            release = anonymize_skewed(table, model, algo, skew=skew, seed=cfg.algorithm.get("seed"),
-                                       kind=cfg.output.get("kind"), t_reference=ref)
-        else:
-            release = algo.anonymize(table, kind=cfg.output.get("kind"), t_reference=ref)
+        release = with_skew(algo, skew, cfg.algorithm.get("seed")).anonymize(
+            table, kind=cfg.output.get("kind"), t_reference=ref)
     return cfg, table, release
 
 

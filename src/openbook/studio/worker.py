@@ -1,7 +1,7 @@
 """Where runs happen: a worker process that anonymizes, certifies and measures exactly as
 ``openbook anonymize`` does — :func:`openbook.pipeline.model_from`,
 :func:`openbook.pipeline.algorithm_from` (the certificate's targets passed to an algorithm
-that builds to them), ``algorithm.anonymize`` or :func:`openbook.pipeline.anonymize_skewed`,
+that builds to them), ``algorithm.anonymize`` (wrapped in the skew step, :mod:`openbook.algorithms.skewed`),
 then :func:`openbook.certificate.certify_release` with the same targets and adversary
 parameters — but with ``enforce=False``, so a failing candidate is shown beside the others
 (the refusal ``anonymize`` would print is shown with it, and :mod:`.publish` applies it).
@@ -102,8 +102,9 @@ def _run(conn: Any, table: Any, cfg: Any, targets: dict[str, Any]) -> tuple[Any,
 
 
 def _execute(conn: Any, table: Any, cfg: Any, targets: dict[str, Any]) -> dict[str, Any]:
+    from ..algorithms.skewed import with_skew
     from ..certificate import certify_release
-    from ..pipeline import algorithm_from, anonymize_skewed, model_from, t_reference_from
+    from ..pipeline import algorithm_from, model_from, t_reference_from
     from ..report.html import query_error_table
     from ..utility.metrics import utility_summary, view_from_release
 
@@ -112,10 +113,7 @@ def _execute(conn: Any, table: Any, cfg: Any, targets: dict[str, Any]) -> dict[s
     algo = algorithm_from(cfg, model, max_risk=targets.get("max_risk"), max_reid_risk=targets.get("max_reid_risk"))
     ref = t_reference_from(None)
     skew = targets.get("skew") or "none"
-    if skew != "none":
-        release = anonymize_skewed(table, model, algo, skew=skew, seed=cfg.algorithm.get("seed"), t_reference=ref)
-    else:
-        release = algo.anonymize(table, t_reference=ref)
+    release = with_skew(algo, skew, cfg.algorithm.get("seed")).anonymize(table, t_reference=ref)
     conn.send(("step", "certifying"))
     cert = certify_release(release, original=table, max_risk=targets.get("max_risk"),
                            max_reid_risk=targets.get("max_reid_risk"), params=certify_params(targets), enforce=False,

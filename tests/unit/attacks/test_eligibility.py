@@ -166,12 +166,12 @@ def test_beyond_the_budget_every_withheld_person_is_unresolved(tmp_path):
     import pandas as pd
 
     from openbook.algorithms.registry import make_algorithm
+    from openbook.algorithms.skewed import Skewed
     from openbook.attacks.registry import make_adversary
     from openbook.certificate import certify
     from openbook.data.schema import Schema
     from openbook.data.table import encode
     from openbook.models import make_model
-    from openbook.pipeline import anonymize_skewed
 
     rng = np.random.default_rng(3)
     n = 2400
@@ -179,7 +179,7 @@ def test_beyond_the_budget_every_withheld_person_is_unresolved(tmp_path):
     df = pd.DataFrame({"age": rng.integers(20, 70, n), "sex": rng.choice(["F", "M"], n), "dis": sa})
     t = encode(df, Schema.build(qi=["age:numeric", "sex"], sa="dis"))
     model = make_model("l=4")
-    rel = anonymize_skewed(t, model, make_algorithm("anatomy", model=model, seed=1), skew="r-suppression", seed=1)
+    rel = Skewed(make_algorithm("anatomy", model=model, seed=1), skew="r-suppression", seed=1).anonymize(t)
     assert rel.meta["n_suppressed"] > 500
     exact = make_adversary("eligibility").run(rel, original=t)  # within the default budget: exact
     assert not exact.unresolved.any() and exact.posterior.max() < 1
