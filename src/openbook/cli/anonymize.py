@@ -181,27 +181,20 @@ def class_rows(p: dict[str, Any]) -> list[tuple[str, Any]]:
             ("SA groups", p["n_groups"])]
 
 
-#: ``--engine spark``: the algorithms the Spark engine runs, each ``name -> function(args, spark,
-#: table, model, cfg, status) -> payload`` (docs/spark.md)
-SPARK_ALGORITHMS: dict[str, Any] = {}
-
-
 def cmd_anonymize_spark(args: argparse.Namespace) -> int:
-    """``anonymize --engine spark``: read the input on the cluster, run the algorithm there,
-    verify the model on the whole release on the cluster, certify it there (unless
-    ``--no-certify``: :mod:`openbook.spark.certify`; a failing certificate is exit code 3 and
-    no file), write a Parquet folder and its sidecar (:mod:`openbook.spark`; docs/spark.md)."""
+    """``anonymize --engine spark``: the flags checked and gathered into a
+    :class:`~openbook.spark.publish.SparkRun`, the input read on the cluster, the run
+    published there (:func:`openbook.spark.publish.publish`: verified, certified unless
+    ``--no-certify`` — a failing certificate is exit code 3 and no file — and written as a
+    Parquet folder and its sidecar; docs/spark.md)."""
     from ..errors import ParameterError
+    from ..spark.publish import SparkRun, check_algorithm, publish
     from ._common import spark_session_from_args
 
     t0 = time.perf_counter()
     cfg = config_from_args(args)
-    cfg.apply_flags(args, "strict")
-    name = args.algorithm or cfg.algorithm.get("name")
-    if name not in SPARK_ALGORITHMS:
-        raise ParameterError(f"--engine spark runs --algorithm {' or '.join(sorted(SPARK_ALGORITHMS))}, not "
-                             f"{name or 'the default algorithm'} (use --engine local)", parameter="engine",
-                             value="spark")
+    cfg.apply_flags(args, "algorithm", "strict", "max_suppression")
+    check_algorithm(cfg.algorithm.get("name"))
     unsupported = [flag for flag, on in (("--skew", args.skew not in (None, "none")), ("--kind", args.kind),
                                          ("--t-reference", args.t_reference),
                                          ("--against-registry", args.against_registry),
@@ -216,20 +209,24 @@ def cmd_anonymize_spark(args: argparse.Namespace) -> int:
     if args.model:
         cfg.model = {"spec": args.model}
     cfg.apply_flags(args, "output")
-    args.output = cfg.output.get("path")
-    if not args.output:
+    if not cfg.output.get("path"):
         raise ParameterError("no output path (-o NAME.parquet: a folder of Parquet part files)", parameter="output")
     from ..pipeline import model_from
     from ..spark.output import check_output
 
-    check_output(args.output, force=args.force, inputs=_input_files(args, cfg))
+    run = SparkRun(output=str(cfg.output["path"]), force=bool(args.force), inputs=tuple(_input_files(args, cfg)),
+                   publish_suppressed_count=bool(args.publish_suppressed_count),
+                   publish_identifier_names=bool(args.publish_identifier_names), certify=not args.no_certify,
+                   max_risk=args.max_risk, max_reid_risk=args.max_reid_risk,
+                   adversary_params=certify_params(args), max_fragment=args.spark_max_fragment)
+    check_output(run.output, force=run.force, inputs=list(run.inputs))
     model = model_from(cfg)
     with spark_session_from_args(args) as spark:
         from ..spark.encoding import load_spark_input
 
         table = load_spark_input(spark, cfg)
-        with status(f"anonymizing {table.n_rows} rows with {name} on Spark", quiet=args.quiet) as st:
-            payload = SPARK_ALGORITHMS[name](args, spark, table, model, cfg, st)
+        with status(f"anonymizing {table.n_rows} rows with {cfg.algorithm['name']} on Spark", quiet=args.quiet) as st:
+            payload = publish(table, model, cfg, run, st)
     payload["seconds"] = round(time.perf_counter() - t0, 3)
     emit(args, payload, lambda p: print_table("release written (Spark engine)", certificate_rows(
         p["certificate"], lines_only=True) + [
@@ -238,108 +235,6 @@ def cmd_anonymize_spark(args: argparse.Namespace) -> int:
         ("classes", p["n_groups"]), ("fragments", p.get("n_fragments", "")), ("seconds", p["seconds"])]
         + certificate_rows(p["certificate"], adversaries_only=True)))
     return 0
-
-
-def _spark_certify(args: argparse.Namespace, model: Any, status_line: Any) -> dict[str, Any] | None:
-    """The certificate's targets and parameters for ``--engine spark`` (``None`` with
-    ``--no-certify``): as :func:`certify_from_args` sets them for the local engine."""
-    if args.no_certify:
-        return None
-    from ..spark.certify import ReleaseView, figures_for, targets
-
-    tg = targets(ReleaseView({"model": model.to_dict()}, [], ""), max_risk=args.max_risk,
-                 max_reid_risk=args.max_reid_risk)
-    params = certify_params(args)
-    return {"tg": tg, "figures": figures_for(tg), "params": params, "max_reid_risk": args.max_reid_risk,
-            "on_step": lambda n: status_line.update(f"certifying on Spark: the {n} adversary")}
-
-
-def _spark_verdict(cert: Any) -> dict[str, Any]:
-    """The certificate's record; a failing one refuses the release (exit code 3, nothing
-    written), naming what the Spark replay could not resolve when that is why."""
-    from ..certificate import FAIL, refusal
-    from ..errors import RiskError
-
-    if cert.verdict == FAIL:
-        err = refusal(cert)
-        why = next((f.error for f in cert.findings if f.adversary == "replay" and f.ran and f.error), None)
-        if why:
-            err = RiskError(f"{err} ({why})", adversary=err.adversary, n_people=err.n_people, worst=err.worst)
-        raise err
-    return cert.to_dict()
-
-
-def _spark_mondrian(args: argparse.Namespace, spark: Any, table: Any, model: Any, cfg: Any,
-                    status_line: Any = None) -> dict[str, Any]:
-    """Mondrian on the cluster (:mod:`openbook.spark.mondrian`), verified, certified on the
-    cluster (:func:`openbook.spark.certify.mondrian_certificate`) and written."""
-    from ..spark.mondrian import spark_mondrian, verify
-    from ..spark.mondrian_plan import DEFAULT_MAX_FRAGMENT
-    from ..spark.output import write_release
-
-    strict = bool(cfg.algorithm.get("strict", True))
-    res = spark_mondrian(table, model, strict=strict, max_fragment=args.spark_max_fragment or DEFAULT_MAX_FRAGMENT)
-    cer = _spark_certify(args, model, status_line)
-    check = verify(res, figures=None if cer is None else cer["figures"])
-    record = None
-    if cer is not None:
-        from ..spark.certify import mondrian_certificate
-
-        record = _spark_verdict(mondrian_certificate(res, check, cer["tg"], params=cer["params"],
-                                                     max_reid_risk=cer["max_reid_risk"], on_step=cer["on_step"]))
-    files = write_release(res, check, args.output, force=args.force, inputs=_input_files(args, cfg),
-                          publish_suppressed_count=bool(args.publish_suppressed_count),
-                          publish_identifier_names=bool(args.publish_identifier_names), certificate=record)
-    return {"files": [str(f) for f in files], "algorithm": "mondrian", "engine": "spark", "strict": strict,
-            "model": model.describe(), "n_input": table.n_rows, "n_published": check["rows"],
-            "n_suppressed": table.n_rows - check["rows"], "n_groups": check["classes"],
-            "n_fragments": res.n_fragments, "planned_levels": res.plan.levels,
-            "certificate": record or _not_certified()}
-
-
-def _not_certified() -> dict[str, Any]:
-    from ..spark.output import NOT_CERTIFIED
-
-    return dict(NOT_CERTIFIED)
-
-
-SPARK_ALGORITHMS["mondrian"] = _spark_mondrian
-
-
-def _spark_full_domain(args: argparse.Namespace, spark: Any, table: Any, model: Any, cfg: Any,
-                       status_line: Any = None) -> dict[str, Any]:
-    """Full-domain search with the counts aggregated on the cluster, the lattice walk here
-    (:mod:`openbook.spark.full_domain`), verified, certified from the cluster's classes
-    (:func:`openbook.spark.certify.full_domain_certificate`) and written."""
-    from ..pipeline import algorithm_from
-    from ..spark import full_domain as sfd
-    from ..spark.output import write_release
-
-    cfg.algorithm["name"] = "full-domain-search"  # the one algorithm this path runs
-    cfg.apply_flags(args, "max_suppression")
-    algo = algorithm_from(cfg, model)
-    res = sfd.search(table, algo)
-    rel = sfd.release_rows(table, res, model)
-    cer = _spark_certify(args, model, status_line)
-    check = sfd.verify(rel, figures=None if cer is None else cer["figures"])
-    record = None
-    if cer is not None:
-        from ..spark.certify import full_domain_certificate
-
-        record = _spark_verdict(full_domain_certificate(rel, check, cer["tg"], params=cer["params"],
-                                                        max_reid_risk=cer["max_reid_risk"], on_step=cer["on_step"]))
-    files = write_release(rel, check, args.output, force=args.force, inputs=_input_files(args, cfg),
-                          publish_suppressed_count=bool(args.publish_suppressed_count),
-                          publish_identifier_names=bool(args.publish_identifier_names),
-                          n_suppressed=res.n_suppressed, meta=lambda n: sfd.release_meta(rel, check, n),
-                          certificate=record)
-    return {"files": [str(f) for f in files], "algorithm": "full-domain-search", "engine": "spark",
-            "model": model.describe(), "levels": res.levels, "n_input": table.n_rows, "n_published": check["rows"],
-            "n_suppressed": table.n_rows - check["rows"], "n_groups": check["classes"],
-            "n_checked": res.provenance["n_checked"], "certificate": record or _not_certified()}
-
-
-SPARK_ALGORITHMS["full-domain-search"] = _spark_full_domain
 
 
 def certificate_rows(cert: dict[str, Any] | None, *, lines_only: bool = False,
