@@ -134,7 +134,7 @@ def certify(release: Any, *, original: Any, max_risk: float | None = None, max_r
     if isinstance(original, EncodedTable):
         table = original
     else:
-        schema = Schema.from_dict(release.meta["schema"])
+        schema = release.input_schema()
         table = encode(_frame(original), schema, _hierarchies(hierarchies, schema), source="DataFrame")
     return _certify(release, original=table, earlier=earlier, max_risk=max_risk, max_reid_risk=max_reid_risk,
                     adversaries=adversaries)

@@ -86,10 +86,9 @@ class _Knowledge:
 
 def _knowledge(knowledge: Any, qi: list[str], release: Release | None = None) -> _Knowledge:
     if isinstance(knowledge, pd.DataFrame) and release is not None:
-        from ..data.schema import Schema
         from ..data.table import encode
 
-        schema = Schema.from_dict(release.meta["schema"])
+        schema = release.input_schema()
         if schema.sa.name not in knowledge.columns:
             raise ParameterError(f"knowledge table lacks the SA column {schema.sa.name!r}", parameter="knowledge")
         knowledge = encode(knowledge, schema)

@@ -355,27 +355,35 @@ def load_original(args: argparse.Namespace, release: Any) -> Any:
         return None
     from ..data.datasets import DATASETS, load_dataset
     from ..data.loaders import read_table
-    from ..data.schema import Schema
     from ..data.table import encode
     from ..errors import DataError
-    from ..pipeline import with_hierarchies
 
-    schema = Schema.from_dict(release.meta["schema"])
-    used = {c.name for c in schema.qi} | {schema.sa.name}
-    hier: dict[str, Any] = {}
     if src in DATASETS:
-        ds = load_dataset(src)
-        frame, hier = ds.frame, dict(ds.hierarchies)
+        frame = load_dataset(src).frame
     else:
         if "://" not in str(src) and not Path(src).exists():
             raise DataError(f"original table {src} is missing", path=src)
         frame = read_table(src, format=args.format, table=args.table, query=args.query)
-        if release.meta.get("source") in DATASETS:
-            hier = dict(load_dataset(release.meta["source"]).hierarchies)
-    hier = with_hierarchies(hier, hierarchy_flags(args.hierarchy), schema)
-    table = encode(frame, schema, {k: v for k, v in hier.items() if k in used}, source=str(src))
+    schema, hier = original_schema(args, release)
+    table = encode(frame, schema, hier, source=str(src))
     release.learn_input_size(table.n_rows)  # |T|, hence the withheld count: the auditor's, not the file's
     return table
+
+
+def original_schema(args: argparse.Namespace, release: Any) -> tuple[Any, dict[str, Any]]:
+    """How the ``--original`` table is read: the release's schema and the hierarchies of its
+    QIs and SA — the original dataset's own (a built-in dataset), else those of the dataset
+    the release was made from, each replaced by a ``--hierarchy`` option."""
+    from ..data.datasets import DATASETS, load_dataset
+    from ..pipeline import with_hierarchies
+
+    schema = release.input_schema()
+    used = {c.name for c in schema.qi} | {schema.sa.name}
+    src = getattr(args, "original", None)
+    named = src if src in DATASETS else release.meta.get("source")
+    hier = dict(load_dataset(named).hierarchies) if named in DATASETS else {}
+    hier = with_hierarchies(hier, hierarchy_flags(args.hierarchy), schema)
+    return schema, {k: v for k, v in hier.items() if k in used}
 
 
 def lazy_epilog(parser: argparse.ArgumentParser, make: Any) -> None:

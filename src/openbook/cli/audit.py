@@ -25,6 +25,7 @@ from ._common import (
     load_original,
     max_risk_option,
     original_options,
+    original_schema,
     output_options,
     print_table,
     removed_l_option,
@@ -125,26 +126,7 @@ def _spark_linkage(args: argparse.Namespace, adv: Any, release: Any, earlier: li
         if src in DATASETS or args.table or args.query or database:
             st = from_encoded(session, load_original(args, release))
         else:
-            from ..data.schema import Schema
-            from ..pipeline import load_hierarchy
-
-            schema = Schema.from_dict(release.meta["schema"])
-            used = [*schema.qi_names, schema.sa.name]
-            hier: dict[str, Any] = {}
-            if release.meta.get("source") in DATASETS:
-                from ..data.datasets import load_dataset
-
-                hier = {k: v for k, v in load_dataset(release.meta["source"]).hierarchies.items() if k in used}
-            for item in args.hierarchy:
-                col, sep, path = item.partition("=")
-                if not sep:
-                    raise ParameterError(f"--hierarchy {item!r}: use COLUMN=PATH", parameter="hierarchy", value=item)
-                col = col.strip()
-                h = load_hierarchy(path.strip(), col, schema.column(col).kind if col in used else "categorical")
-                if h is None:
-                    hier.pop(col, None)
-                elif col in used:
-                    hier[col] = h
+            schema, hier = original_schema(args, release)
             fmt = args.format
             st = encode_raw(session, read_raw(session, src, fmt), schema, hier, source=src,
                             csv=format_of(src, fmt) == "csv")

@@ -190,6 +190,13 @@ class Release:
                     model=model, failing_groups=exc.failing_groups) from None
             raise
 
+    def input_schema(self) -> Any:
+        """The schema the release was made under (its sidecar's ``schema``): how an original
+        table is read to be compared with it (``--original``, ``certify``, the adversaries)."""
+        from ..data.schema import Schema
+
+        return Schema.from_dict(self.meta["schema"])
+
     @property
     def n_published(self) -> int:
         return len(self.data)
