@@ -94,26 +94,14 @@ def _mondrian(table: Any, model: Any, cfg: RunConfig, run: SparkRun, status_line
     (:func:`.certify.mondrian_certificate`) and written."""
     from .mondrian import spark_mondrian, verify
     from .mondrian_plan import DEFAULT_MAX_FRAGMENT
-    from .output import write_release
 
     strict = bool(cfg.algorithm.get("strict", True))
     res = spark_mondrian(table, model, strict=strict, max_fragment=run.max_fragment or DEFAULT_MAX_FRAGMENT)
-    cer = _certifier(run, model, status_line)
-    check = verify(res, figures=None if cer is None else cer["figures"])
-    record = None
-    if cer is not None:
-        from .certify import mondrian_certificate
-
-        record = _verdict(mondrian_certificate(res, check, cer["tg"], params=cer["params"],
-                                               max_reid_risk=cer["max_reid_risk"], on_step=cer["on_step"]))
-    files = write_release(res, check, run.output, force=run.force, inputs=list(run.inputs),
-                          publish_suppressed_count=run.publish_suppressed_count,
-                          publish_identifier_names=run.publish_identifier_names, certificate=record)
-    return {"files": [str(f) for f in files], "algorithm": "mondrian", "engine": "spark", "strict": strict,
+    check, record, files = _verify_certify_write(res, run, model, status_line, verify, "mondrian_certificate")
+    return {"files": files, "algorithm": "mondrian", "engine": "spark", "strict": strict,
             "model": model.describe(), "n_input": table.n_rows, "n_published": check["rows"],
             "n_suppressed": table.n_rows - check["rows"], "n_groups": check["classes"],
-            "n_fragments": res.n_fragments, "planned_levels": res.plan.levels,
-            "certificate": record or _not_certified()}
+            "n_fragments": res.n_fragments, "planned_levels": res.plan.levels, "certificate": record}
 
 
 def _full_domain(table: Any, model: Any, cfg: RunConfig, run: SparkRun, status_line: Any = None) -> dict[str, Any]:
@@ -122,28 +110,42 @@ def _full_domain(table: Any, model: Any, cfg: RunConfig, run: SparkRun, status_l
     (:func:`.certify.full_domain_certificate`) and written."""
     from ..pipeline import algorithm_from
     from . import full_domain as sfd
-    from .output import write_release
 
     algo = algorithm_from(cfg, model)
     res = sfd.search(table, algo)
     rel = sfd.release_rows(table, res, model)
-    cer = _certifier(run, model, status_line)
-    check = sfd.verify(rel, figures=None if cer is None else cer["figures"])
-    record = None
-    if cer is not None:
-        from .certify import full_domain_certificate
-
-        record = _verdict(full_domain_certificate(rel, check, cer["tg"], params=cer["params"],
-                                                  max_reid_risk=cer["max_reid_risk"], on_step=cer["on_step"]))
-    files = write_release(rel, check, run.output, force=run.force, inputs=list(run.inputs),
-                          publish_suppressed_count=run.publish_suppressed_count,
-                          publish_identifier_names=run.publish_identifier_names,
-                          n_suppressed=res.n_suppressed, meta=lambda n: sfd.release_meta(rel, check, n),
-                          certificate=record)
-    return {"files": [str(f) for f in files], "algorithm": "full-domain-search", "engine": "spark",
+    check, record, files = _verify_certify_write(rel, run, model, status_line, sfd.verify, "full_domain_certificate",
+                                                 meta=lambda chk, n: sfd.release_meta(rel, chk, n),
+                                                 n_suppressed=res.n_suppressed)
+    return {"files": files, "algorithm": "full-domain-search", "engine": "spark",
             "model": model.describe(), "levels": res.levels, "n_input": table.n_rows, "n_published": check["rows"],
             "n_suppressed": table.n_rows - check["rows"], "n_groups": check["classes"],
-            "n_checked": res.provenance["n_checked"], "certificate": record or _not_certified()}
+            "n_checked": res.provenance["n_checked"], "certificate": record}
+
+
+def _verify_certify_write(rel: Any, run: SparkRun, model: Any, status_line: Any, verify: Callable[..., Any],
+                          certificate: str, *, meta: Callable[[Any, int], Any] | None = None,
+                          **write: Any) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """The release verified on the cluster (with the certificate's figures when certified),
+    certified (``certificate``: the function of :mod:`.certify` for this algorithm; a failing
+    certificate raises and nothing is written) and written (``meta(check, n)``: the sidecar's
+    metadata, when the algorithm gives its own): ``(check, certificate record, files)``."""
+    from .output import write_release
+
+    cer = _certifier(run, model, status_line)
+    check = verify(rel, figures=None if cer is None else cer["figures"])
+    record = None
+    if cer is not None:
+        from . import certify
+
+        record = _verdict(getattr(certify, certificate)(rel, check, cer["tg"], params=cer["params"],
+                                                        max_reid_risk=cer["max_reid_risk"], on_step=cer["on_step"]))
+    if meta is not None:
+        write["meta"] = lambda n: meta(check, n)
+    files = write_release(rel, check, run.output, force=run.force, inputs=list(run.inputs),
+                          publish_suppressed_count=run.publish_suppressed_count,
+                          publish_identifier_names=run.publish_identifier_names, certificate=record, **write)
+    return check, record or _not_certified(), [str(f) for f in files]
 
 
 #: the algorithms the Spark engine runs: name -> function(table, model, cfg, run, status) -> record
