@@ -101,7 +101,9 @@ class AttackResult:
         self._se: np.ndarray | None = None if stderr is None else np.asarray(stderr, dtype=np.float64)
         self.rows: np.ndarray | None = None
         if rows is not None:
-            self.rows = np.asarray(rows, dtype=np.int64)
+            # a copy: ``rows`` is often the release's own (cached) class of each row, and
+            # :meth:`set_rows` writes into it
+            self.rows = np.array(rows, dtype=np.int64)
             if self.rows.shape != self.group.shape:
                 raise ValueError(f"rows has shape {self.rows.shape}, expected ({self.group.size},)")
             if self.rows.size and (self.rows.max(initial=-1) >= post.shape[0] or self.rows.min() < -1):
@@ -240,11 +242,8 @@ class AttackResult:
         """The largest standard error of the tuples of ``mask`` (``None`` when exact)."""
         if self._se is None:
             return None
-        if self.rows is None:
-            sel = self._se[np.asarray(mask, dtype=bool)]
-            return float(np.nanmax(sel)) if sel.size and not np.isnan(sel).all() else float("nan")
-        rows = np.unique(self.rows[np.asarray(mask, dtype=bool) & (self.rows >= 0)])
-        sel = self._se[rows]
+        mask = np.asarray(mask, dtype=bool)
+        sel = self._se[mask] if self.rows is None else self._se[np.unique(self.rows[mask & (self.rows >= 0)])]
         return float(np.nanmax(sel)) if sel.size and not np.isnan(sel).all() else float("nan")
 
     def unresolved_mask(self) -> np.ndarray:

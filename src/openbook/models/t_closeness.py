@@ -273,15 +273,22 @@ _EXACT_LIMIT = float(2**52)
 _COMPILED_ENTRIES = 1 << 21
 
 
+def exact_rows(n: np.ndarray, N: int, m: int, layout: TreeLayout | None) -> np.ndarray:
+    """The groups (sizes ``n``) whose :func:`scaled_excess` is exact: each term ``|Σ_S e|``
+    is at most ``n N``, and the terms sum to at most ``2 n N`` per value or per level of the
+    tree — ``2 max(m, H) n N`` in all — which must stay below :data:`_EXACT_LIMIT`."""
+    width = max(m, 1 if layout is None else layout.height, 1)
+    return np.asarray(n, dtype=np.float64) * float(N) * 2.0 * width < _EXACT_LIMIT
+
+
 def scaled_excess(c: np.ndarray, domain: SADomain, distance: str,
                   layout: TreeLayout | None) -> tuple[np.ndarray, np.ndarray, float] | None:
     """``(S, n, scale)`` with ``S = D · scale · n · N`` for each group (``n`` its size, ``N``
     the table's), as exact integers: ``e_v = c_v · N − n · g_v`` is ``n · N · (p_v − q_v)``, so
     the equal distance is ``Σ |e_v| / 2``, the ordered one ``Σ_{i<m} |Σ_{j<=i} e_j| / (m − 1)``
     and the hierarchical one ``Σ_nodes |Σ_{leaves} e| / (2H)`` (module docstring) — ``scale``
-    = 2, m − 1 or 2H. ``S`` is exact for the groups with ``2 m n N < 2^52``
-    (:data:`_EXACT_LIMIT`; every partial sum is at most ``n N`` in size) and meaningless for
-    the others, which :meth:`TCloseness.holds` sends to the floating distance — group by
+    = 2, m − 1 or 2H. ``S`` is exact for the groups :func:`exact_rows` names and meaningless
+    for the others, which :meth:`TCloseness.holds` sends to the floating distance — group by
     group, so a group gets the same verdict in every call. ``None`` without a table
     distribution or a hierarchy to read."""
     g = np.asarray(domain.global_counts, dtype=np.int64)
@@ -297,7 +304,7 @@ def scaled_excess(c: np.ndarray, domain: SADomain, distance: str,
         return S.astype(np.float64), n, (2.0 if distance == "equal" else float(max(m - 1, 1)))
     n = c.sum(axis=1)
     # rows past the exact range are zeroed first: their integers must not wrap around
-    safe = np.where((n.astype(np.float64) * N * 2.0 * max(m, 1) < _EXACT_LIMIT)[:, None], c, 0)
+    safe = np.where(exact_rows(n, N, m, layout if distance == "hierarchical" else None)[:, None], c, 0)
     ns = safe.sum(axis=1, keepdims=True)
     if distance == "equal":
         e = safe * N - ns * g[None, :]
@@ -421,7 +428,8 @@ class TCloseness(PrivacyModel):
         total = float(np.asarray(domain.global_counts, dtype=np.int64).sum())
         nf = n.astype(np.float64)
         out = S <= (self.t + TOL) * scale * nf * total
-        big = nf * total * 2.0 * max(c.shape[1], 1) >= _EXACT_LIMIT  # the floating distance there
+        layout = self._layout(domain) if self.distance == "hierarchical" else None
+        big = ~exact_rows(n, int(total), c.shape[1], layout)  # the floating distance there
         if big.any():
             out[big] = emd(c[big], domain, self.distance, self._layout(domain)) <= self.t + TOL
         return out & (n > 0)

@@ -233,3 +233,16 @@ def test_certifying_k_anonymity_on_a_wide_sa_never_expands_the_posteriors(monkey
         for f in d.get("adversaries", []):
             f.pop("seconds", None)
     assert got == want and got["verdict"] == "pass"
+
+
+def test_absent_people_given_to_a_compact_result_leave_the_release_untouched():
+    """The baseline's compact result points its people at their classes through the release's
+    own class array; adding absent people (``set_rows``) must not write into it."""
+    from openbook.attacks.base import AttackResult
+
+    cls = np.array([0, 1, 1, -1, 0], dtype=np.int64)
+    keep = cls.copy()
+    r = AttackResult("x", np.array([[0.5], [1.0]]), ["v"], cls, rows=cls)
+    r.set_rows(cls < 0, np.array([0.25]))
+    np.testing.assert_array_equal(cls, keep)
+    np.testing.assert_array_equal(r.max_posterior(), [0.5, 1.0, 1.0, 0.25, 0.5])
