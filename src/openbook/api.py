@@ -67,21 +67,14 @@ def anonymize(data: Any, *, qi: Sequence[str], sa: str, model: Any, algorithm: s
     ``max_risk``/``max_reid_risk``/``certify``/``earlier``: the certificate (:mod:`openbook.certificate`);
     other keywords are the algorithm's parameters (``levels=``, ``max_suppression=``, ...).
     """
-    from .algorithms.skewed import with_skew
-    from .certificate import certify_release
-    from .data.table import encode
-    from .models import make_model
-    from .pipeline import plan_algorithm
+    from .engines import publish
+    from .run import RunSpec
 
-    schema = _schema(qi, sa, sensitive=sensitive, identifiers=identifiers, keep=keep, missing=missing)
-    table = encode(_frame(data), schema, _hierarchies(hierarchies, schema), source="DataFrame")
-    mdl = make_model(model)
-    skew = params.pop("skew", None)
-    algo = plan_algorithm(algorithm, {**params, "seed": seed}, mdl, max_risk=max_risk, max_reid_risk=max_reid_risk)
-    release = with_skew(algo, skew, seed).anonymize(table, kind=kind)
-    certify_release(release, original=table, earlier=earlier, max_risk=max_risk, max_reid_risk=max_reid_risk,
-                    enabled=certify, api=True)
-    return release
+    spec = RunSpec.from_keywords(data, qi=qi, sa=sa, model=model, algorithm=algorithm, seed=seed,
+                                 hierarchies=hierarchies, sensitive=sensitive, identifiers=identifiers, keep=keep,
+                                 missing=missing, kind=kind, max_risk=max_risk, max_reid_risk=max_reid_risk,
+                                 certify=certify, earlier=earlier, **params)
+    return publish(spec).release
 
 
 class Levels:

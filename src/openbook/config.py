@@ -19,6 +19,7 @@ Example::
     name = "full-domain"
     levels = [1, 2, 0]
     max_suppression = 0.02
+    skew = "none"                  # or r-suppression, safe-d, unsafe-d (paper 004; --skew)
     [output]
     path = "release.csv"
     publish_suppressed_count = false   # true: the sidecar states the input and suppressed counts
@@ -39,6 +40,10 @@ from pathlib import Path
 from typing import Any
 
 from .errors import DataError, ParameterError
+
+#: a CSV or Parquet input at least this large is read in batches even without --batch-rows
+#: (``check``, and ``anonymize``'s full-domain search on the frequency table)
+AUTO_BATCH_BYTES = 1 << 30
 
 SECTIONS = {"input", "schema", "hierarchies", "model", "algorithm", "output", "certify"}
 #: the keys each section may hold (``hierarchies``: any column; ``model`` and ``algorithm``
@@ -62,10 +67,12 @@ FLAGS: dict[str, tuple[str, str]] = {
     "identifiers": ("schema", "identifiers"), "missing": ("schema", "missing"),
     "algorithm": ("algorithm", "name"), "levels": ("algorithm", "levels"), "seed": ("algorithm", "seed"),
     "max_suppression": ("algorithm", "max_suppression"), "p": ("algorithm", "p"), "order": ("algorithm", "order"),
-    "strict": ("algorithm", "strict"),
-    "output": ("output", "path"), "kind": ("output", "kind"), "sign_key": ("output", "sign_key"),
+    "strict": ("algorithm", "strict"), "skew": ("algorithm", "skew"),
+    "output": ("output", "path"), "t_reference": ("output", "t_reference"), "kind": ("output", "kind"), "sign_key": ("output", "sign_key"),
     "publish_suppressed_count": ("output", "publish_suppressed_count"),
     "publish_identifier_names": ("output", "publish_identifier_names"),
+    "max_risk": ("certify", "max_risk"), "max_reid_risk": ("certify", "max_reid_risk"),
+    "worlds": ("certify", "worlds"), "against_registry": ("certify", "against_registry"),
 }
 #: the flags every command reading a table takes (``config_from_args``)
 INPUT_FLAGS = ("input", "dataset", "data_dir", "format", "table", "query", "qi", "sa", "keep", "identifiers",
@@ -133,7 +140,10 @@ def json_schema() -> dict[str, Any]:
                                  "not": {"required": ["spec"]}}]}
     props["algorithm"] = {"type": "object", "description": "name = an algorithm of `anonymize --help`; every other key "
                                                              "is that algorithm's parameter (seed, levels, p, ...)",
-                          "properties": {"name": {"type": "string"}, "seed": {"type": "integer", "minimum": 0}}}
+                          "properties": {"name": {"type": "string"}, "seed": {"type": "integer", "minimum": 0},
+                                         "skew": {"enum": ["none", "r-suppression", "safe-d", "unsafe-d"],
+                                                  "description": "restore ℓ-eligibility first (paper 004; "
+                                                                 "--skew)"}}}
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "openbook-run-config",
             "title": "openbook run configuration (anonymize --config FILE.toml)", "type": "object",
             "additionalProperties": False, "properties": props}

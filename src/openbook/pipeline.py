@@ -91,6 +91,33 @@ def input_spec(cfg: RunConfig) -> tuple[Any, Schema, dict[str, Any], str]:
     return frame, schema, hier, source
 
 
+def frequency_table_of(cfg: RunConfig, batch_rows: int | None = None) -> Any:
+    """The raw table's classes and SA counts: built batch by batch from a CSV/Parquet file with
+    ``batch_rows`` (or a file of at least :data:`~openbook.config.AUTO_BATCH_BYTES`), in memory
+    bounded by the distinct (QI, SA) tuples; else from the table encoded whole. The two are
+    equal. With ``batch_rows`` given, a file only pandas reads as openbook does is refused,
+    not read whole."""
+    from .config import AUTO_BATCH_BYTES
+    from .data.frequency import FrequencyTable, frequency_table
+
+    data, schema, hier, source = input_spec(cfg)
+    path = getattr(data, "path", None)
+    rows = batch_rows
+    if rows is None and path is not None and Path(path).stat().st_size >= AUTO_BATCH_BYTES:
+        rows = 1 << 20
+    if rows is not None:  # (a database's or a DataFrame dataset's rows are in memory already)
+        from .data.arrow import NeedsPandas
+        from .errors import DataError
+
+        try:
+            return frequency_table(data, schema, hier, source=source, batch_rows=rows,
+                                   fallback=batch_rows is None or path is None)
+        except NeedsPandas as exc:
+            raise DataError(f"{path} cannot be read in batches ({exc}): check it without --batch-rows",
+                            path=path) from None
+    return FrequencyTable.from_table(encode(data, schema, hier, source=source))
+
+
 def _schema_from(sch: dict[str, Any], fallback: Schema | None = None) -> Schema:
     """The schema the options declare; what they leave out comes from ``fallback`` (a
     dataset's own schema) as it is — its columns, kinds, ordinal orders and missing-value

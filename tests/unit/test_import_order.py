@@ -15,8 +15,9 @@ unit to its layer:
     5  algorithms
     6  attacks, utility
     7  certificate
-    8  pipeline
-    9  api, cli, report, experiments, demo, studio, testing
+    8  pipeline, spark, run (the typed run specification)
+    9  engines (the one seam: a run published on this machine or on Spark)
+    10 api, cli, report, experiments, demo, studio, testing
 
 ``params`` (declared parameter constraints, used by the models) imports only ``errors`` and
 sits in layer 0. The root's lazy exports (``openbook.anonymize`` ...) go through
@@ -58,8 +59,9 @@ LAYERS: dict[str, int] = {
     "algorithms": 5,
     "attacks": 6, "utility": 6,
     "certificate": 7,
-    "pipeline": 8, "spark": 8,
-    "api": 9, "cli": 9, "report": 9, "experiments": 9, "demo": 9, "studio": 9, "testing": 9,
+    "pipeline": 8, "spark": 8, "run": 8,
+    "engines": 9,
+    "api": 10, "cli": 10, "report": 10, "experiments": 10, "demo": 10, "studio": 10, "testing": 10,
 }
 #: same-layer pairs forbidden in both directions (rule 2)
 FORBIDDEN_PAIRS = {frozenset({"attacks", "utility"})}

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..config import AUTO_BATCH_BYTES
 from ._common import (
     POSITIVE,
     POSITIVE_INT,
@@ -57,8 +58,6 @@ def _is_release(path: str) -> bool:
     return sidecar_path(p).is_file() or is_release_database(p)
 
 
-#: a CSV or Parquet input at least this large is checked in batches even without --batch-rows
-AUTO_BATCH_BYTES = 1 << 30
 
 
 def check_levels(args: argparse.Namespace) -> dict[str, Any]:
@@ -137,30 +136,10 @@ def check_levels_spark(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _frequency_table(args: argparse.Namespace) -> Any:
-    """The raw table's classes and SA counts: built batch by batch from a CSV/Parquet file with
-    ``--batch-rows`` (or a file of at least ``AUTO_BATCH_BYTES``), in memory bounded by the
-    distinct (QI, SA) tuples; else from the table encoded whole. The two are equal."""
-    from ..data.frequency import FrequencyTable, frequency_table
-    from ..data.table import encode
-    from ..pipeline import input_spec
+    """The raw table's classes and SA counts (:func:`openbook.pipeline.frequency_table_of`)."""
+    from ..pipeline import frequency_table_of
 
-    data, schema, hier, source = input_spec(config_from_args(args))
-    batch_rows = args.batch_rows
-    path = getattr(data, "path", None)
-    if batch_rows is None and path is not None and Path(path).stat().st_size >= AUTO_BATCH_BYTES:
-        batch_rows = 1 << 20
-    if batch_rows is not None:  # (a database's or a DataFrame dataset's rows are in memory already)
-        from ..data.arrow import NeedsPandas
-
-        try:  # with --batch-rows, a file only pandas reads as openbook does is refused, not read whole
-            return frequency_table(data, schema, hier, source=source, batch_rows=batch_rows,
-                                   fallback=args.batch_rows is None or path is None)
-        except NeedsPandas as exc:
-            from ..errors import DataError
-
-            raise DataError(f"{path} cannot be read in batches ({exc}): check it without --batch-rows",
-                            path=path) from None
-    return FrequencyTable.from_table(encode(data, schema, hier, source=source))
+    return frequency_table_of(config_from_args(args), args.batch_rows)
 
 
 def identity_of_classes(sizes: Any, *, population_size: float | None, sampling_fraction: float | None,

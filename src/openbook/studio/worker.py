@@ -1,9 +1,9 @@
 """Where runs happen: a worker process that anonymizes, certifies and measures exactly as
-``openbook anonymize`` does — :func:`openbook.pipeline.model_from`,
-:func:`openbook.pipeline.algorithm_from` (the certificate's targets passed to an algorithm
-that builds to them), ``algorithm.anonymize`` (wrapped in the skew step, :mod:`openbook.algorithms.skewed`),
-then :func:`openbook.certificate.certify_release` with the same targets and adversary
-parameters — but with ``enforce=False``, so a failing candidate is shown beside the others
+``openbook anonymize`` does — one :class:`openbook.run.RunSpec` published by
+:func:`openbook.engines.publish` (the anonymizer the run names, the certificate's targets passed
+to an algorithm that builds to them, the skew step, then the certificate with the same targets
+and adversary parameters) — but with ``enforce=False`` and no output, so a failing candidate is
+shown beside the others
 (the refusal ``anonymize`` would print is shown with it, and :mod:`.publish` applies it).
 Utility is the report's: the class statistics and information loss
 (:func:`openbook.utility.metrics.utility_summary`) and the ARE of COUNT-query workloads at the
@@ -102,22 +102,24 @@ def _run(conn: Any, table: Any, cfg: Any, targets: dict[str, Any]) -> tuple[Any,
 
 
 def _execute(conn: Any, table: Any, cfg: Any, targets: dict[str, Any]) -> dict[str, Any]:
-    from ..algorithms.skewed import with_skew
-    from ..certificate import certify_release
-    from ..pipeline import algorithm_from, model_from, t_reference_from
+    from ..engines import publish
     from ..report.html import query_error_table
+    from ..run import Certification, RunSpec
     from ..utility.metrics import utility_summary, view_from_release
 
     conn.send(("step", "anonymizing"))
-    model = model_from(cfg)
-    algo = algorithm_from(cfg, model, max_risk=targets.get("max_risk"), max_reid_risk=targets.get("max_reid_risk"))
-    ref = t_reference_from(None)
-    skew = targets.get("skew") or "none"
-    release = with_skew(algo, skew, cfg.algorithm.get("seed")).anonymize(table, t_reference=ref)
-    conn.send(("step", "certifying"))
-    cert = certify_release(release, original=table, max_risk=targets.get("max_risk"),
-                           max_reid_risk=targets.get("max_reid_risk"), params=certify_params(targets), enforce=False,
-                           on_step=lambda name: conn.send(("step", f"certifying: the {name} adversary")))
+    algo = dict(cfg.algorithm)
+    cert_spec = Certification(max_risk=targets.get("max_risk"), max_reid_risk=targets.get("max_reid_risk"),
+                              adversary_params=certify_params(targets), enforce=False)
+    spec = RunSpec.for_table(table, cfg.model.get("spec", cfg.model), algo.pop("name", None), algo,
+                             skew=targets.get("skew") or "none", certify=cert_spec)
+
+    def step(message: str) -> None:
+        if message.startswith("certifying"):
+            conn.send(("step", message if message.startswith("certifying:") else "certifying"))
+
+    done = publish(spec, progress=step)
+    release, cert = done.release, done.certificate
     conn.send(("step", "measuring utility"))
     view = view_from_release(release, table)
     utility = utility_summary(view, table)
