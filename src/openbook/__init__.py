@@ -1,8 +1,10 @@
 """openbook: publish microdata that stays private when the adversary knows the algorithm.
 
 The Python API (:mod:`openbook.api`) is three functions — :func:`anonymize`, :func:`check`,
-:func:`certify` — plus :func:`load_dataset`, :func:`load_release` and :func:`make_model`;
-they are imported on first use, so ``import openbook`` stays instant.
+:func:`certify` — plus :func:`load_dataset`, :func:`load_release` and :func:`make_model`, and
+the run they are made of: :class:`RunSpec` (:mod:`openbook.run`) published by :func:`publish`
+(:mod:`openbook.engines`, this machine or Spark); they are imported on first use, so
+``import openbook`` stays instant.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ _EXPORTS = {
     "anonymize": "openbook.api", "check": "openbook.api", "certify": "openbook.api",
     "load_dataset": "openbook.data.datasets", "load_release": "openbook.release.io",
     "save_release": "openbook.release.io", "make_model": "openbook.models.registry",
+    "RunSpec": "openbook.run", "publish": "openbook.engines",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

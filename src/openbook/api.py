@@ -16,6 +16,16 @@ Example (the synthetic census table ships with openbook; no download)::
     >>> rel = ob.anonymize(df, qi=["age:numeric", "sex", "race"], sa="occupation", model="l=3", seed=7)
     >>> rel.meta["certificate"]["verdict"], rel.kind, rel.n_published == len(df)
     ('pass', 'bucketized', True)
+
+:func:`anonymize` is one typed run (:class:`openbook.run.RunSpec`) published by
+:func:`openbook.engines.publish` — the seam the command line, the demo and the studio use too;
+a run can be built and published directly (here refused releases come back, nothing written)::
+
+    >>> spec = ob.RunSpec.from_keywords(df, qi=["age:numeric", "sex", "race"], sa="occupation", model="l=3",
+    ...                                 algorithm="anatomy", seed=7).with_certify(enforce=False)
+    >>> done = ob.publish(spec)
+    >>> done.certificate.verdict, [ln.passes for ln in done.certificate.lines], done.files
+    ('fail', [False, True], [])
     >>> levels = ob.check(df, qi=["age:numeric", "sex", "race"], sa="occupation")
     >>> int(levels["k"]) >= 1, list(levels.to_pandas().columns[:2])
     (True, ['n_rows', 'n_groups'])
