@@ -47,47 +47,17 @@ import numpy as np
 from .attacks.base import TOL
 from .errors import OpenbookError, ParameterError, RiskError
 from .models.promise import AttributeTarget, attribute_target, identity_target, promised_l
+from .release.record import CertificateRecord, FindingRecord, Line, UncertifiedRecord
 
 PASS, FAIL, NO_TARGET, SKIPPED = "pass", "fail", "no target", "not certified"
 #: a posterior at least this close to 1 is certainty (the homogeneity bound)
 CERTAIN = 1.0 - 1e-9
 
 
-@dataclass
-class Finding:
-    """One adversary's figures against one release (JSON-able)."""
-
-    adversary: str
-    title: str
-    paper: str
-    disclosure: str
-    applies: bool
-    reason: str
-    ran: bool = False
-    #: the bound this adversary's figure is judged against: a posterior bound (attribute), 1 with
-    #: ``target_kind="certainty"`` (nobody certain), or a re-identification risk (identity)
-    target: float | None = None
-    max_posterior: float | None = None
-    #: people considered, absent among them (``None`` when read from a sidecar that does
-    #: not publish them: they count people who were not published, docs/release-files.md)
-    n_people: int | None = None
-    n_absent: int | None = None
-    n_above: int = 0
-    n_unresolved: int = 0
-    method: str = ""
-    seconds: float = 0.0
-    params: dict[str, Any] = field(default_factory=dict)
-    error: str | None = None
-    #: the baseline adversary's max posterior over the people this adversary considered
-    baseline_max_posterior: float | None = None
-    #: this adversary's posterior is the one of an adversary who knows the algorithm
-    knows_algorithm: bool = False
-    #: ``"posterior"``, ``"certainty"`` (posterior < 1) or ``"re-identification"``
-    target_kind: str = "posterior"
-    #: t-closeness: the bound on the distance of a posterior to the table's distribution, and
-    #: the largest distance found (a 3-standard-error upper bound where sampled)
-    distance_target: float | None = None
-    max_distance: float | None = None
+class Finding(FindingRecord):
+    """One adversary's figures against one release (JSON-able): the fields are the record's
+    (:class:`openbook.release.record.FindingRecord`, with what its sidecar publishes of each);
+    this adds what the certificate reads from them."""
 
     @property
     def passes(self) -> bool:
@@ -149,27 +119,6 @@ class Finding:
         if self.baseline_max_posterior is not None and self.adversary != "baseline":
             out += f"; the baseline's worst posterior for them is {self.baseline_max_posterior:.4g}"
         return out
-
-
-@dataclass
-class Line:
-    """One of the certificate's two lines — identity or attribute — in plain words."""
-
-    name: str
-    passes: bool
-    target: float | None
-    source: str
-    worst: float | None = None
-    n_above: int | None = 0
-    n_unresolved: int | None = 0
-    adversaries: list[str] = field(default_factory=list)
-    text: str = ""
-    distance_target: float | None = None
-    worst_distance: float | None = None
-    certainty: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _identity_text(passes: bool, target: float, worst: float | None, above: int | None, ran: bool) -> str:
@@ -279,7 +228,7 @@ class Certificate:
 
         return pd.DataFrame([asdict(f) for f in self.findings])
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> CertificateRecord:
         return {"verdict": self.verdict, "headline": self.headline(), "lines": [ln.to_dict() for ln in self.lines],
                 "target": self.target, "target_source": self.target_source,
                 "knowledge": dict(self.knowledge), "algorithm_aware": dict(self.aware),
@@ -296,7 +245,7 @@ class Certificate:
                    aware=dict(d.get("algorithm_aware") or {}), lines=lines)
 
 
-def skipped(reason: str) -> dict[str, Any]:
+def skipped(reason: str) -> UncertifiedRecord:
     """The sidecar record of a release written without certification (``--no-certify``)."""
     return {"verdict": SKIPPED, "reason": reason, "adversaries": []}
 

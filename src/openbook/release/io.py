@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 import pandas as pd
 
@@ -46,6 +46,7 @@ from .database import (  # noqa: F401  (re-exported)
     read_db,
     write_db_table,
 )
+from .record import ReleaseMeta
 from .release import COUNT, GID, KINDS, Release
 from .sidecar import (
     FORMAT,
@@ -543,7 +544,8 @@ def _from_meta(meta: dict[str, Any], data: pd.DataFrame, sa_table: pd.DataFrame 
     missing = [c for c in [*qi, sa] if c not in data.columns and not (c == sa and sa_table is not None)]
     if missing:
         raise DataError(f"release {where}: its data lacks its column {missing[0]!r}")
-    return Release(meta["kind"], data, qi, sa, sa_table, meta)
+    # a validated sidecar (:func:`.sidecar.validate`): every key one :class:`.record.ReleaseMeta` declares
+    return Release(meta["kind"], data, qi, sa, sa_table, cast(ReleaseMeta, meta))
 
 
 def _load_db(path: Path) -> Release:

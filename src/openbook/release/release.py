@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence, cast
 
 import numpy as np
 import pandas as pd
@@ -28,6 +28,7 @@ from ..data.table import EncodedTable
 from ..errors import DataError, ParameterError, VerificationError, option
 from ..models.base import PrivacyModel, SADomain
 from .partition import Partition
+from .record import ReleaseMeta
 from .verify import ModelCheck, check_bucketized, check_counts, require, require_bucketized
 
 KINDS = ("generalized", "bucketized")
@@ -44,7 +45,9 @@ class Release:
     qi: list[str]
     sa: str
     sa_table: pd.DataFrame | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
+    #: what is known about it (:class:`.record.ReleaseMeta`: every key declared, with what its
+    #: sidecar publishes of it)
+    meta: ReleaseMeta = field(default_factory=lambda: cast(ReleaseMeta, {}))
     #: the input row of each published row (in memory only, never written; ``None`` for a
     #: loaded release): the publisher's exact alignment for the certificate
     source_rows: np.ndarray | None = field(default=None, repr=False)
@@ -168,7 +171,8 @@ class Release:
 
     def verify(self, model: PrivacyModel) -> ModelCheck:
         """Raise unless the release satisfies ``model`` and its row counts add up."""
-        n_in, n_pub, n_sup = (self.meta.get(k) for k in ("n_input", "n_published", "n_suppressed"))
+        m = self.meta
+        n_in, n_pub, n_sup = m.get("n_input"), m.get("n_published"), m.get("n_suppressed")
         published = len(self.data)
         if n_pub is not None and n_pub != published:
             raise VerificationError(f"release says {n_pub} published rows but holds {published}")
@@ -247,7 +251,7 @@ class Release:
         raise AssertionError("unreachable")
 
     @property
-    def certificate(self) -> dict[str, Any] | None:
+    def certificate(self) -> Mapping[str, Any] | None:
         """The certificate recorded when the release was made (``None`` without one)."""
         return self.meta.get("certificate")
 
@@ -366,7 +370,7 @@ def build_release(
         sa_rank = pd.factorize(pd.Series(sa_col.categories), sort=True)[0].astype(np.int64)
         data, sa_table, order = canonical_form(data, sa_table, kind=kind, sa=table.sa_name,
                                                keys={table.sa_name: sa_rank[sa_col.codes[rows]]})
-    meta = {
+    meta: ReleaseMeta = {
         "openbook_version": __version__,
         "kind": kind,
         "schema": table.schema.to_dict(),

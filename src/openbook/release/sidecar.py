@@ -31,6 +31,22 @@ import numpy as np
 
 from ..catalog import CATALOG
 from ..errors import DataError, OpenbookError
+from .record import (
+    ALGORITHM_KEYS,
+    OPT_IN,
+    PUBLIC,
+    SKEW_PUBLIC,
+    WRITER,
+    AwareRecord,
+    CertificateRecord,
+    FindingRecord,
+    Line,
+    ReleaseMeta,
+    UncertifiedRecord,
+    keys as record_keys,
+    required_keys,
+    written,
+)
 
 FORMAT = "openbook-release/2"
 
@@ -48,24 +64,21 @@ DTYPES = frozenset({"int64", "float64", "string"})
 OPT_INS = ("suppressed_count", "identifier_names")
 
 #: the algorithm record's keys an adversary replays with (Kerckhoffs; paper 000 §2.4)
-_ALGORITHM_KEYS = ("algorithm", "params", "model", "minimality", "l", "r", "levels", "group_size", "sensitive_set",
-                   "k_anonymizer", "base_provenance", "k_partition")
+_ALGORITHM_KEYS = ALGORITHM_KEYS
 #: a certificate finding's keys that hold no count of people
-_FINDING_KEYS = ("adversary", "title", "paper", "disclosure", "applies", "reason", "ran", "target", "max_posterior",
-                 "n_above", "n_unresolved", "method", "params", "error", "baseline_max_posterior", "knows_algorithm",
-                 "target_kind", "distance_target", "max_distance")
+_FINDING_KEYS = record_keys(FindingRecord, PUBLIC)
 #: the certificate's own keys that hold no count of people
 _CERTIFICATE_KEYS = ("verdict", "target", "target_source", "knowledge", "algorithm_aware", "lines")
-#: a certificate line's keys (:class:`openbook.certificate.Line`)
-_LINE_KEYS = ("name", "passes", "target", "source", "worst", "n_above", "n_unresolved", "adversaries", "text",
-              "distance_target", "worst_distance", "certainty")
+#: a certificate line's keys (:class:`.record.Line`)
+_LINE_KEYS = record_keys(Line)
 #: a finding's target kinds
 _TARGET_KINDS = ("posterior", "certainty", "re-identification")
 #: a finding's keys that only an opted-in sidecar holds (the absent people are among them)
-_FINDING_COUNTS = ("n_people", "n_absent", "seconds")
+_FINDING_COUNTS = record_keys(FindingRecord, OPT_IN)
 
-# The keys :func:`validate` accepts in each record (allowed, then required); the JSON Schema
-# of :mod:`.sidecar_schema` is built from the same declarations.
+# The keys :func:`validate` accepts in each record (allowed, then required): the ones
+# :mod:`.record` declares, or (for the records it leaves untyped) declared here; the JSON
+# Schema of :mod:`.sidecar_schema` is built from the same declarations.
 #: ``schema``, and each of its columns (``schema.qi[i]``, ``schema.sa``)
 SCHEMA_KEYS = (("qi", "sa", "sensitive_sets", "identifiers", "keep", "missing", "missing_tokens"), ("qi", "sa"))
 COLUMN_KEYS = (("name", "kind", "order"), ("name",))
@@ -78,12 +91,12 @@ SKEW_KEYS = (("step", "method", "l", "n_input", "n_suppressed", "suppression_rat
 #: ``signature`` (:mod:`.signing`)
 SIGNATURE_KEYS = (("algorithm", "key", "value"), ("algorithm", "key", "value"))
 #: ``certificate`` of a certified release, of an uncertified one, and its ``algorithm_aware``
-CERTIFIED_KEYS = ((*_CERTIFICATE_KEYS, "headline", "seconds", "adversaries"), ("adversaries",))
-UNCERTIFIED_KEYS = (("verdict", "reason", "adversaries"), ())
-AWARE_KEYS = (("adversary", "reason"), ())
+CERTIFIED_KEYS = written(CertificateRecord)
+UNCERTIFIED_KEYS = written(UncertifiedRecord)
+AWARE_KEYS = written(AwareRecord)
 #: a certificate line, and a finding (per adversary)
-LINE_KEYS = (_LINE_KEYS, ("name", "passes"))
-FINDING_KEYS = ((*_FINDING_KEYS, *_FINDING_COUNTS), ("adversary", "applies", "ran"))
+LINE_KEYS = written(Line)
+FINDING_KEYS = written(FindingRecord)
 #: ``files`` of a release in files (the ``sa_`` keys: a bucketized release's SA-table) and of
 #: a database release (:mod:`.database`); a folder release's is :data:`.folder.FOLDER_FILES`
 FILE_KEYS = (("data", "rows", "sha256", "dtypes", "sa_table", "sa_rows", "sa_sha256", "sa_dtypes"),
@@ -206,11 +219,8 @@ def public_record(meta: Mapping[str, Any], *, publish_suppressed_count: bool | N
     chosen = dict(meta.get("publish") or {})
     counts = bool(chosen.get("suppressed_count")) if publish_suppressed_count is None else publish_suppressed_count
     idents = bool(chosen.get("identifier_names")) if publish_identifier_names is None else publish_identifier_names
-    keys = ["openbook_version", "kind", "qi_recoding", "schema", "model", "algorithm", "n_published", "n_groups",
-            "levels", "source", "sa_reference", "check", "skew", "certificate"]
-    if counts:
-        keys[keys.index("n_published"):keys.index("n_published")] = ["n_input"]
-        keys.insert(keys.index("n_published") + 1, "n_suppressed")
+    # the declarations' filter (:mod:`.record`): public keys, and the opted-in ones when chosen
+    keys = record_keys(ReleaseMeta, PUBLIC, *((OPT_IN,) if counts else ()))
     out: dict[str, Any] = {k: meta[k] for k in keys if k in meta}
     schema = dict(out.get("schema") or {})
     if not idents:
@@ -220,7 +230,7 @@ def public_record(meta: Mapping[str, Any], *, publish_suppressed_count: bool | N
         if "algorithm" in out:
             out["algorithm"] = _algorithm_record(out["algorithm"])
         if isinstance(out.get("skew"), Mapping):
-            out["skew"] = {k: out["skew"][k] for k in ("step", "method", "l") if k in out["skew"]}
+            out["skew"] = {k: out["skew"][k] for k in SKEW_PUBLIC if k in out["skew"]}
         if "certificate" in out:
             out["certificate"] = _certificate_record(out["certificate"])
     else:
@@ -304,9 +314,8 @@ def _show(v: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-TOP_KEYS = ("format", "digest", "signature", "files", "openbook_version", "kind", "qi_recoding", "schema", "model", "algorithm", "n_input",
-            "n_published", "n_suppressed", "n_groups", "levels", "source", "sa_reference", "check", "skew",
-            "certificate", "publish")
+#: every key a sidecar may hold (:class:`.record.ReleaseMeta` but what stays in memory)
+TOP_KEYS = record_keys(ReleaseMeta, PUBLIC, OPT_IN, WRITER)
 
 
 def validate(meta: Any, where: Any, *, kinds: Any, database: bool | None = False) -> dict[str, Any]:
@@ -314,7 +323,7 @@ def validate(meta: Any, where: Any, *, kinds: Any, database: bool | None = False
     docstring). ``database``: the record of a SQLite/DuckDB release (its ``files`` differ);
     ``None``: a record about to be written, before its files and digest exist."""
     c = _Check(where)
-    c.keys(meta, "", TOP_KEYS, ("kind", "schema", "n_published") + (
+    c.keys(meta, "", TOP_KEYS, required_keys(ReleaseMeta) + (
         () if database is None else ("format", "digest", "files")))
     c.string(meta.get("openbook_version", "?"), "openbook_version")
     kind = c.choice(meta["kind"], "kind", kinds)

@@ -448,8 +448,9 @@ def sa_distortion(original: np.ndarray, published: np.ndarray, hierarchy: Any) -
 
 
 def release_sa_distortion(release: Release, table: EncodedTable) -> float:
-    """SA distortion of a generalized release whose rows are the input's unsuppressed rows in
-    input order (what ``build_release`` writes): published SA labels against the original SA."""
+    """SA distortion of a generalized release made from ``table``: each published SA label
+    against the original SA of the input row it publishes (``Release.source_rows``, the
+    publisher's record; the files are in canonical order, not the input's)."""
     h = table.hierarchy(table.sa_name)
     labels = release.data[release.sa].astype(str).to_numpy()
     pub = h.nodes_of(labels).astype(np.int64)
@@ -457,11 +458,11 @@ def release_sa_distortion(release: Release, table: EncodedTable) -> float:
     if n_pub != table.n_rows and release.n_suppressed == 0:
         raise ParameterError("the release and the original table have different row counts",
                              parameter="original")
-    rows = release.meta.get("published_rows")
-    orig = table.sa_codes if rows is None else table.sa_codes[np.asarray(rows)]
-    if orig.size != n_pub:
-        raise ParameterError("cannot align the release's rows with the original table (rows were suppressed "
-                             "and the release does not record which)", parameter="original")
+    rows = release.source_rows
+    if rows is None or np.asarray(rows).size != n_pub:
+        raise ParameterError("cannot align the release's rows with the original table (a loaded release does not "
+                             "record which input row each published row is)", parameter="original")
+    orig = table.sa_codes[np.asarray(rows)]
     return sa_distortion(orig, pub, h)
 
 
