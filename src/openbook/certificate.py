@@ -47,7 +47,7 @@ import numpy as np
 from .attacks.base import TOL
 from .errors import OpenbookError, ParameterError, RiskError
 from .models.promise import AttributeTarget, attribute_target, identity_target, promised_l
-from .release.record import CertificateRecord, FindingRecord, Line, UncertifiedRecord
+from .release.record import CertificateRecord, FindingRecord, Line, UncertifiedRecord, verdict_of
 
 PASS, FAIL, NO_TARGET, SKIPPED = "pass", "fail", "no target", "not certified"
 #: a posterior at least this close to 1 is certainty (the homogeneity bound)
@@ -58,19 +58,6 @@ class Finding(FindingRecord):
     """One adversary's figures against one release (JSON-able): the fields are the record's
     (:class:`openbook.release.record.FindingRecord`, with what its sidecar publishes of each);
     this adds what the certificate reads from them."""
-
-    @property
-    def passes(self) -> bool:
-        if not self.applies:
-            return True
-        if not self.ran:
-            return False
-        return self.n_unresolved == 0 and self.n_above == 0
-
-    @property
-    def judged(self) -> bool:
-        """Does this finding count toward the verdict (it applies and has a target, or could not run)?"""
-        return self.applies and (self.target is not None or self.distance_target is not None or not self.ran)
 
     def _figure(self) -> str:
         return "risk" if self.disclosure == "identity" else "posterior"
@@ -459,7 +446,7 @@ def certify(release: Any, *, original: Any = None, earlier: Sequence[Any] = (), 
                                   "attribute_target": atgt.to_dict()},
                        seconds=time.perf_counter() - t0, results=results, aware=aware)
     cert.lines = certificate_lines(findings, atgt, reid, reid_source, aware_name, cert.unaware())
-    cert.verdict = PASS if all(ln.passes for ln in cert.lines) else FAIL
+    cert.verdict = verdict_of(ln.passes for ln in cert.lines)
     return cert
 
 

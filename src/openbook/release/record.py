@@ -181,6 +181,38 @@ class FindingRecord:
     #: the keys a finding record must hold
     REQUIRED = ("adversary", "applies", "ran")
 
+    @property
+    def passes(self) -> bool:
+        """:func:`finding_passes` of this finding."""
+        return finding_passes(self.applies, self.ran, self.n_above, self.n_unresolved)
+
+    @property
+    def judged(self) -> bool:
+        """:func:`finding_judged` of this finding."""
+        return finding_judged(self.applies, self.ran, self.target, self.distance_target)
+
+
+# -------------------------------------------------------------------------------------------
+# the verdict rule, once (the certificate decides with it, the sidecar's validator checks it)
+# -------------------------------------------------------------------------------------------
+def finding_passes(applies: bool, ran: bool, n_above: int | None, n_unresolved: int | None) -> bool:
+    """Does an adversary's finding pass? One that does not apply passes; one that could not
+    run fails; else nobody above the target and nobody unresolved (``None``, "some": fails)."""
+    if not applies:
+        return True
+    return bool(ran) and n_above == 0 and n_unresolved == 0
+
+
+def finding_judged(applies: bool, ran: bool, target: float | None, distance_target: float | None) -> bool:
+    """Does a finding count toward the verdict: it applies and has a target, or could not run?"""
+    return bool(applies) and (target is not None or distance_target is not None or not ran)
+
+
+def verdict_of(lines_pass: Any) -> str:
+    """The verdict: ``pass`` when every line passes (each line is made of the judged findings
+    that bear on it), else ``fail``."""
+    return "pass" if all(bool(x) for x in lines_pass) else "fail"
+
 
 # -------------------------------------------------------------------------------------------
 # reading the declarations

@@ -43,8 +43,11 @@ from .record import (
     Line,
     ReleaseMeta,
     UncertifiedRecord,
+    finding_judged,
+    finding_passes,
     keys as record_keys,
     required_keys,
+    verdict_of,
     written,
 )
 
@@ -544,7 +547,7 @@ def _certificate(c: _Check, cert: Any) -> None:
                 c.integer(ln[k], f"{key}.{k}")
         for j, a in enumerate(c.lst(ln.get("adversaries", []), f"{key}.adversaries")):
             c.string(a, f"{key}.adversaries[{j}]")
-    if verdict == "pass" and not lines_ok:
+    if verdict == "pass" and verdict_of([lines_ok]) != "pass":
         raise c.bad("certificate.verdict", "is 'pass' but one of its lines fails")
     judged_ok = True
     for i, f in enumerate(c.lst(cert["adversaries"], "certificate.adversaries")):
@@ -573,9 +576,9 @@ def _certificate(c: _Check, cert: Any) -> None:
         c.obj(f.get("params", {}), f"{key}.params")
         if f.get("error") is not None:
             c.string(f["error"], f"{key}.error", empty=True)
-        if applies and (f.get("target") is not None or f.get("distance_target") is not None or not ran):
-            judged_ok &= ran and above == 0 and unresolved == 0  # None (some) fails
-    if verdict == "pass" and not judged_ok:
+        if finding_judged(applies, ran, f.get("target"), f.get("distance_target")):
+            judged_ok &= finding_passes(applies, ran, above, unresolved)  # None ("some") fails
+    if verdict == "pass" and verdict_of([judged_ok]) != "pass":
         raise c.bad("certificate.verdict", "is 'pass' but an adversary it lists fails")
 
 

@@ -97,3 +97,35 @@ def test_what_stays_in_memory_is_never_written(opt_in):
     assert ("n_input" in out and "n_suppressed" in out) is opt_in
     assert set(out) <= set(TOP_KEYS)
     json.dumps(out)
+
+
+def test_the_validator_and_the_certificate_share_one_verdict_rule():
+    """Every combination of a finding's figures: a sidecar saying ``pass`` with that finding is
+    accepted exactly when the certificate's rule passes it (or does not judge it)."""
+    import itertools
+
+    from openbook.errors import DataError
+    from openbook.release.release import KINDS
+    from openbook.release.sidecar import validate
+
+    meta = {"kind": "generalized", "n_published": 1,
+            "schema": {"qi": [{"name": "a", "kind": "numeric"}], "sa": {"name": "s", "kind": "categorical"}}}
+    line = {"name": "attribute", "passes": True, "target": 0.5, "source": "x"}
+    seen = set()
+    for applies, ran, above, unres, target in itertools.product([True, False], [True, False], [0, 2, None],
+                                                                 [0, 3, None], [None, 0.5]):
+        f = FindingRecord("a", "t", "p", "attribute", applies, "r", ran=ran, target=target)
+        f.n_above, f.n_unresolved = above, unres  # type: ignore[assignment]
+        rec = {k: v for k, v in asdict(f).items() if k not in ("n_people", "n_absent", "seconds")}
+        cert = {"verdict": "pass", "lines": [line], "adversaries": [rec]}
+        ok = not f.judged or f.passes
+        seen.add(ok)
+        try:
+            validate({**meta, "certificate": cert}, "test", kinds=KINDS, database=None)
+            accepted = True
+        except DataError as exc:
+            assert "is 'pass' but an adversary it lists fails" in str(exc)
+            accepted = False
+        assert accepted is ok, (applies, ran, above, unres, target)
+    assert seen == {True, False}
+    assert record.verdict_of([True, True]) == "pass" and record.verdict_of([True, False]) == "fail"
