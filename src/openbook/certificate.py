@@ -322,7 +322,7 @@ def certificate_lines(findings: list[Finding], atgt: AttributeTarget, reid: floa
     ran = [f for f in ident if f.ran]
     ok_i = bool(ran) and all(f.passes for f in ident)
     worst_i = max((f.max_posterior for f in ran if f.max_posterior is not None), default=None)
-    above_i = None if any(f.n_above is None for f in ran) else sum(f.n_above for f in ran)
+    above_i = None if any(f.n_above is None for f in ran) else sum(f.n_above or 0 for f in ran)
     identity = Line("identity", ok_i, reid, reid_source, worst_i, above_i, 0, [f.adversary for f in ident],
                     _identity_text(ok_i, reid, worst_i, above_i, bool(ran)))
     attr = [f for f in findings if f.disclosure == "attribute" and f.judged]
@@ -330,8 +330,9 @@ def certificate_lines(findings: list[Finding], atgt: AttributeTarget, reid: floa
     ran_a = [f for f in attr if f.ran]
     worst_a = max((f.max_posterior for f in ran_a if f.max_posterior is not None), default=None)
     wdist = max((f.max_distance for f in ran_a if f.max_distance is not None), default=None)
-    above_a = None if any(f.n_above is None for f in ran_a) else max((f.n_above for f in ran_a), default=0)
-    unres_a = None if any(f.n_unresolved is None for f in ran_a) else max((f.n_unresolved for f in ran_a), default=0)
+    above_a = None if any(f.n_above is None for f in ran_a) else max((f.n_above or 0 for f in ran_a), default=0)
+    unres_a = None if any(f.n_unresolved is None for f in ran_a) else max((f.n_unresolved or 0 for f in ran_a),
+                                                                         default=0)
     ptarget = atgt.posterior if atgt.posterior is not None else (1.0 if atgt.certainty else None)
     attribute = Line("attribute", ok_a, ptarget, atgt.source, worst_a, above_a, unres_a,
                      [f.adversary for f in attr],

@@ -161,8 +161,8 @@ class FindingRecord:
     #: not publish them: they count people who were not published, docs/release-files.md)
     n_people: int | None = field(default=None, metadata=_disclosed(OPT_IN))
     n_absent: int | None = field(default=None, metadata=_disclosed(OPT_IN))
-    n_above: int = 0
-    n_unresolved: int = 0
+    n_above: int | None = 0
+    n_unresolved: int | None = 0
     method: str = ""
     seconds: float = field(default=0.0, metadata=_disclosed(OPT_IN))
     params: dict[str, Any] = field(default_factory=dict)

@@ -24,8 +24,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Mapping as MappingABC
 from pathlib import Path
-from typing import Any, Mapping
+from types import UnionType
+from typing import Any, Mapping, Union, get_args, get_origin, get_type_hints
 
 import numpy as np
 
@@ -321,6 +323,40 @@ def _show(v: Any) -> str:
 TOP_KEYS = record_keys(ReleaseMeta, PUBLIC, OPT_IN, WRITER)
 
 
+def _decode(c: _Check, record: Any, value: Mapping[str, Any], key: str) -> None:
+    """The decode: each key of ``value`` checked against the type ``record`` declares for it
+    (:mod:`.record`; every declared ``int`` is a count or a level, so ``>= 0``). What is left to
+    the callers is what no type says: names, ranges, the rules between keys."""
+    hints = get_type_hints(record)
+    for k, v in value.items():
+        if k in hints:
+            _typed(c, hints[k], v, f"{key}.{k}" if key else k)
+
+
+def _typed(c: _Check, t: Any, v: Any, key: str) -> None:
+    origin, args = get_origin(t), get_args(t)
+    if origin in (Union, UnionType):
+        if v is None and type(None) in args:
+            return
+        rest = [a for a in args if a is not type(None)]
+        t = rest[0] if len(rest) == 1 else Any
+        origin, args = get_origin(t), get_args(t)
+    if t is str:
+        c.string(v, key, empty=True)
+    elif t is bool:
+        c.boolean(v, key)
+    elif t is int:
+        c.integer(v, key)
+    elif t is float:
+        c.number(v, key)
+    elif origin is list:
+        for i, x in enumerate(c.lst(v, key)):
+            if args:
+                _typed(c, args[0], x, f"{key}[{i}]")
+    elif origin in (dict, Mapping, MappingABC):
+        c.obj(v, key)
+
+
 def validate(meta: Any, where: Any, *, kinds: Any, database: bool | None = False) -> dict[str, Any]:
     """Check every key of a sidecar (already digest-checked) and return it (module
     docstring). ``database``: the record of a SQLite/DuckDB release (its ``files`` differ);
@@ -533,19 +569,14 @@ def _certificate(c: _Check, cert: Any) -> None:
         key = f"certificate.lines[{i}]"
         ln = c.obj(ln, key)
         c.keys(ln, key, *LINE_KEYS)
+        _decode(c, Line, ln, key)
         c.choice(ln["name"], f"{key}.name", LINE_NAMES)
-        lines_ok &= c.boolean(ln["passes"], f"{key}.passes")
-        c.boolean(ln.get("certainty", False), f"{key}.certainty")
-        for k in ("source", "text"):
-            c.string(ln.get(k, ""), f"{key}.{k}", empty=True)
+        lines_ok &= ln["passes"]
         for k in ("target", "worst", "distance_target", "worst_distance"):
-            v = c.number(ln.get(k), f"{key}.{k}", none=True)
+            v = ln.get(k)
             if v is not None and not 0 <= v <= 1 + 1e-9:
                 raise c.bad(f"{key}.{k}", f"is {v}, not in [0, 1]")
-        for k in ("n_above", "n_unresolved"):
-            if ln.get(k) is not None:
-                c.integer(ln[k], f"{key}.{k}")
-        for j, a in enumerate(c.lst(ln.get("adversaries", []), f"{key}.adversaries")):
+        for j, a in enumerate(ln.get("adversaries", [])):
             c.string(a, f"{key}.adversaries[{j}]")
     if verdict == "pass" and verdict_of([lines_ok]) != "pass":
         raise c.bad("certificate.verdict", "is 'pass' but one of its lines fails")
@@ -554,28 +585,19 @@ def _certificate(c: _Check, cert: Any) -> None:
         key = f"certificate.adversaries[{i}]"
         f = c.obj(f, key)
         c.keys(f, key, *FINDING_KEYS)
+        _decode(c, FindingRecord, f, key)
         c.string(f["adversary"], f"{key}.adversary")
-        for k in ("title", "paper", "disclosure", "reason", "method"):
-            c.string(f.get(k, ""), f"{key}.{k}", empty=True)
-        applies, ran = c.boolean(f["applies"], f"{key}.applies"), c.boolean(f["ran"], f"{key}.ran")
-        if "knows_algorithm" in f:
-            c.boolean(f["knows_algorithm"], f"{key}.knows_algorithm")
+        for k in ("n_people", "n_absent"):  # written only with the counts, and then as numbers
+            if k in f:
+                c.integer(f[k], f"{key}.{k}")
+        applies, ran = f["applies"], f["ran"]
         for k in ("target", "max_posterior", "baseline_max_posterior", "distance_target", "max_distance"):
-            v = c.number(f.get(k), f"{key}.{k}", none=True)
+            v = f.get(k)
             if v is not None and not 0 <= v <= 1 + 1e-9:
                 raise c.bad(f"{key}.{k}", f"is {v}, not a probability")
         if "target_kind" in f:
             c.choice(f["target_kind"], f"{key}.target_kind", _TARGET_KINDS)
-        above, unresolved = (None if f.get(k, 0) is None else c.integer(f.get(k, 0), f"{key}.{k}")
-                             for k in ("n_above", "n_unresolved"))  # None: "some", the count not published
-        for k in ("n_people", "n_absent"):
-            if k in f:
-                c.integer(f[k], f"{key}.{k}")
-        if "seconds" in f:
-            c.number(f["seconds"], f"{key}.seconds")
-        c.obj(f.get("params", {}), f"{key}.params")
-        if f.get("error") is not None:
-            c.string(f["error"], f"{key}.error", empty=True)
+        above, unresolved = f.get("n_above", 0), f.get("n_unresolved", 0)  # None: "some", the count not published
         if finding_judged(applies, ran, f.get("target"), f.get("distance_target")):
             judged_ok &= finding_passes(applies, ran, above, unresolved)  # None ("some") fails
     if verdict == "pass" and verdict_of([judged_ok]) != "pass":

@@ -129,3 +129,30 @@ def test_the_validator_and_the_certificate_share_one_verdict_rule():
         assert accepted is ok, (applies, ran, above, unres, target)
     assert seen == {True, False}
     assert record.verdict_of([True, True]) == "pass" and record.verdict_of([True, False]) == "fail"
+
+
+@pytest.mark.parametrize("field_name, value, needle", [
+    ("title", 5, "certificate.adversaries[0].title is 5, not a string"),
+    ("applies", "yes", "certificate.adversaries[0].applies is \"yes\", not true or false"),
+    ("params", [], "certificate.adversaries[0].params is [], not an object"),
+    ("max_posterior", "high", "certificate.adversaries[0].max_posterior is \"high\", not a finite number"),
+    ("n_above", -1, "certificate.adversaries[0].n_above is -1, not an integer >= 0"),
+    ("n_people", None, "certificate.adversaries[0].n_people is null, not an integer >= 0"),
+    ("max_posterior", 1.5, "certificate.adversaries[0].max_posterior is 1.5, not a probability"),
+])
+def test_a_finding_is_decoded_by_its_declared_types(field_name, value, needle):
+    """The validator decodes a finding by the types :class:`FindingRecord` declares, then the
+    rules no type says (ranges); each failure one line naming the key."""
+    from openbook.errors import DataError
+    from openbook.release.release import KINDS
+    from openbook.release.sidecar import validate
+
+    meta = {"kind": "generalized", "n_published": 1,
+            "schema": {"qi": [{"name": "a", "kind": "numeric"}], "sa": {"name": "s", "kind": "categorical"}}}
+    rec = {k: v for k, v in asdict(FindingRecord("a", "t", "p", "attribute", True, "r", ran=True)).items()
+           if k not in ("n_people", "n_absent", "seconds")}
+    cert = {"verdict": "fail", "lines": [], "adversaries": [{**rec, field_name: value}]}
+    validate({**meta, "certificate": {**cert, "adversaries": [rec]}}, "s.json", kinds=KINDS, database=None)
+    with pytest.raises(DataError) as exc:
+        validate({**meta, "certificate": cert}, "s.json", kinds=KINDS, database=None)
+    assert needle in str(exc.value) and "\n" not in str(exc.value)
