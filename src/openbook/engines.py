@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from .run import RunSpec
+from .run import Original, RunSpec, Source
 
 Progress = Callable[[str], None]
 
@@ -109,6 +109,38 @@ class LocalEngine:
                                  publish_identifier_names=out.publish_identifier_names, sign_key=out.sign_key)
         return Published(release, cert, files, table, release_record(release, files, spec))
 
+    def measure(self, source: Source, *, c: float = 2.0, batch_rows: int | None = None,
+                population_size: float | None = None, sampling_fraction: float | None = None,
+                threshold: float = 0.2, population: Any = None) -> dict[str, Any]:
+        """``openbook check`` of a raw table: its classes (read in batches with ``batch_rows``,
+        :func:`openbook.pipeline.frequency_table_of`), every level it satisfies and its
+        re-identification figures (``population``: a population table's path)."""
+        from .attacks.reidentification import class_size_summary
+        from .models.levels import compute_levels
+        from .pipeline import frequency_table_of
+
+        freq = frequency_table_of(source.config(), batch_rows)
+        pop = None
+        if population:
+            from .attacks.population import read_population
+
+            pop = read_population(population, [f"{k}={v}" for k, v in source.hierarchies.items()])
+        identity = class_size_summary(freq.weights, population_size=population_size,
+                                      sampling_fraction=sampling_fraction, threshold=threshold, population=pop,
+                                      classes=freq)
+        return {"kind": "raw table", "source": freq.source, "qi": freq.qi_names, "sa": freq.sa_name,
+                "levels": compute_levels(freq.sa_counts, freq.sa_domain, c=c), "identity": identity}
+
+    def audit(self, adversary: Any, release: Any, original: Original | None, earlier: list[Any],
+              progress: Progress = _quiet) -> Any:
+        """One adversary against ``release`` (``openbook audit``), the ``original`` table read
+        on this machine."""
+        from .pipeline import read_original
+
+        table = None if original is None else read_original(release, original.src, **original.options())
+        progress(f"the {adversary.name} adversary")
+        return adversary.run(release, original=table, earlier=earlier)
+
 
 def _search_in_batches(spec: RunSpec, algo: Any) -> None:
     """``batch_rows``: full-domain search on the frequency table read from the file in batches
@@ -152,7 +184,81 @@ def release_record(release: Any, files: list[Path], spec: RunSpec) -> dict[str, 
     return record
 
 
-class SparkEngine:
+class _SparkTools:
+    """The Spark engine's ``check`` and ``audit`` (docs/spark.md)."""
+
+    master: str | None
+    conf: dict[str, str]
+
+    def measure(self, source: Source, *, c: float = 2.0, batch_rows: int | None = None,
+                population_size: float | None = None, sampling_fraction: float | None = None,
+                threshold: float = 0.2, population: Any = None) -> dict[str, Any]:
+        """``check --engine spark``: a raw Parquet/CSV table's levels and identity figures by
+        grouped aggregation on the cluster (:mod:`openbook.spark.check`)."""
+        from .errors import ParameterError
+
+        if batch_rows is not None:
+            raise ParameterError("--batch-rows reads in batches on this machine (--engine local); the Spark engine "
+                                 "partitions the input itself", parameter="batch-rows")
+        if population:
+            raise ParameterError("--population is matched with --engine local", parameter="population")
+        path = source.input.get("path")
+        if path and "://" not in str(path) and (Path(path).suffix == ".json" or (
+                Path(path).is_dir() and Path(str(path) + ".json").is_file())):
+            raise ParameterError(f"{path}: check --engine spark reads raw tables; check a release (a Spark "
+                                 "release folder too) with --engine local", parameter="engine", value="spark")
+        from .spark.session import session
+
+        with session(self.master, self.conf) as spark:
+            from .spark.check import identity_summary, spark_levels
+            from .spark.encoding import load_spark_input
+
+            st = load_spark_input(spark, source.config())
+            levels, hist = spark_levels(st, c=c)
+        identity = identity_summary(hist, population_size=population_size, sampling_fraction=sampling_fraction,
+                                    threshold=threshold)
+        return {"kind": "raw table", "source": st.dictionaries.source, "qi": st.qi_names,
+                "sa": st.dictionaries.sa_name, "engine": "spark", "levels": levels, "identity": identity}
+
+    def audit(self, adversary: Any, release: Any, original: Original | None, earlier: list[Any],
+              progress: Progress = _quiet) -> Any:
+        """``audit --engine spark``: the linkage adversary with the ``original`` population on
+        the cluster — a Parquet/CSV original read and encoded there under the release's schema, a
+        built-in dataset or a database table read here and handed to it. Without an original the
+        population is the releases' own points and this machine runs it."""
+        from .errors import ParameterError
+
+        if adversary.name != "linkage":
+            raise ParameterError(f"--engine spark runs the linkage adversary (audit --adversary linkage), not the "
+                                 f"{adversary.name} adversary: use --engine local", parameter="engine", value="spark")
+        if original is None:
+            return LocalEngine().audit(adversary, release, None, earlier, progress)
+        if not earlier:  # before starting Spark (the message Adversary.run gives)
+            raise ParameterError(f"the {adversary.name} adversary needs the earlier releases (--against-registry "
+                                 "DIR_OR_DB)", parameter="earlier")
+        from .data.datasets import DATASETS
+        from .pipeline import original_schema, read_original
+        from .spark.session import session
+
+        src = str(original.src)
+        with session(self.master, self.conf) as spark:
+            from .spark.encoding import encode_raw, format_of, from_encoded, read_raw
+            from .spark.linkage import attack
+
+            database = original.format in ("sqlite", "duckdb") or (
+                "://" in src and src.split("://", 1)[0] in ("sqlite", "duckdb", "postgresql", "mysql"))
+            if src in DATASETS or original.table or original.query or database:
+                st = from_encoded(spark, read_original(release, src, **original.options()))
+            else:
+                schema, hier = original_schema(release, src, original.hierarchies)
+                st = encode_raw(spark, read_raw(spark, src, original.format), schema, hier, source=src,
+                                csv=format_of(src, original.format) == "csv")
+                release.learn_input_size(st.n_rows)
+            progress(f"the {adversary.name} adversary on Spark")
+            return attack(adversary, release, st, earlier)
+
+
+class SparkEngine(_SparkTools):
     """Apache Spark (docs/spark.md): the algorithms of :data:`openbook.spark.publish.ALGORITHMS`,
     the table read, anonymized, verified, certified and written on the cluster.
     ``master``/``conf``: the session's (``--spark-master``/``--spark-conf``)."""

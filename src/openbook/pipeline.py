@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from .config import RunConfig
-from .data.datasets import load_dataset
+from .data.datasets import DATASETS, load_dataset
 from .data.loaders import column_names, read_source, read_table
 from .data.schema import Schema
 from .data.table import EncodedTable, encode
@@ -116,6 +116,37 @@ def frequency_table_of(cfg: RunConfig, batch_rows: int | None = None) -> Any:
             raise DataError(f"{path} cannot be read in batches ({exc}): check it without --batch-rows",
                             path=path) from None
     return FrequencyTable.from_table(encode(data, schema, hier, source=source))
+
+
+def original_schema(release: Any, src: Any, hierarchies: Mapping[str, Any]) -> tuple[Schema, dict[str, Any]]:
+    """How an original table ``src`` (``--original``) is read: the release's schema and the
+    hierarchies of its QIs and SA — the original dataset's own (a built-in dataset), else those
+    of the dataset the release was made from, each replaced by ``hierarchies`` (``--hierarchy``)."""
+    schema = release.input_schema()
+    used = {c.name for c in schema.qi} | {schema.sa.name}
+    named = src if src in DATASETS else release.meta.get("source")
+    hier = dict(load_dataset(named).hierarchies) if named in DATASETS else {}
+    hier = with_hierarchies(hier, dict(hierarchies), schema)
+    return schema, {k: v for k, v in hier.items() if k in used}
+
+
+def read_original(release: Any, src: Any, *, format: str | None = None, table: str | None = None,
+                  query: str | None = None, hierarchies: Mapping[str, Any] | None = None) -> EncodedTable:
+    """The original table ``src`` (a file, a database URL, or a built-in dataset's name)
+    encoded under the release's schema (:func:`original_schema`); the release learns the
+    input's size from it (|T|, hence the withheld count: the auditor's, not the file's)."""
+    from .errors import DataError
+
+    if src in DATASETS:
+        frame = load_dataset(src).frame
+    else:
+        if "://" not in str(src) and not Path(src).exists():
+            raise DataError(f"original table {src} is missing", path=src)
+        frame = read_table(src, format=format, table=table, query=query)
+    schema, hier = original_schema(release, src, hierarchies or {})
+    out = encode(frame, schema, hier, source=str(src))
+    release.learn_input_size(out.n_rows)
+    return out
 
 
 def _schema_from(sch: dict[str, Any], fallback: Schema | None = None) -> Schema:

@@ -140,6 +140,28 @@ class Source:
 
 
 @dataclass(frozen=True)
+class Original:
+    """The original table an audit or a certificate reads beside a release (``--original``):
+    ``src`` (a file, a database URL or a built-in dataset's name), how it is read, and the
+    ``hierarchies`` that replace the release's dataset's own (``--hierarchy``)."""
+
+    src: str
+    format: str | None = None
+    table: str | None = None
+    query: str | None = None
+    hierarchies: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "src", str(self.src))
+        object.__setattr__(self, "hierarchies", _frozen(self.hierarchies))
+
+    def options(self) -> dict[str, Any]:
+        """The keywords of :func:`openbook.pipeline.read_original`."""
+        return {"format": self.format, "table": self.table, "query": self.query,
+                "hierarchies": _thawed(self.hierarchies)}
+
+
+@dataclass(frozen=True)
 class RunSpec:
     """One run (module docstring): the ``source`` read (or a ``table`` already encoded), the
     privacy ``model`` (a :class:`~openbook.models.base.PrivacyModel`; a spec string or dict

@@ -66,7 +66,7 @@ def test_levels_with_sensitive_sets_and_numeric_sa(spark):
 
 
 def test_identity_equals_local(spark):
-    from openbook.cli.check import identity_of_classes
+    from openbook.attacks.reidentification import class_size_summary as identity_of_classes
 
     frame = random_frame(11, 500)
     schema = frame_schema(frame)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from ..config import INPUT_FLAGS, RunConfig
@@ -113,12 +112,14 @@ def add_engine_options(p: argparse.ArgumentParser) -> None:
                    help="a Spark configuration entry (repeatable), e.g. spark.executor.memory=8g")
 
 
-def spark_session_from_args(args: argparse.Namespace) -> Any:
-    """A context manager giving the Spark session ``--spark-master``/``--spark-conf`` ask for
-    (imports PySpark; a session it starts is stopped at the end)."""
-    from ..spark.session import session
+def engine_from_args(args: argparse.Namespace) -> Any:
+    """The engine ``--engine`` names (:mod:`openbook.engines`), with ``--spark-master`` and
+    ``--spark-conf`` for Spark (PySpark is imported only when it runs)."""
+    from ..engines import LocalEngine, SparkEngine
 
-    return session(getattr(args, "spark_master", None), dict(getattr(args, "spark_conf", None) or []))
+    if getattr(args, "engine", "local") == "spark":
+        return SparkEngine(getattr(args, "spark_master", None), dict(getattr(args, "spark_conf", None) or []))
+    return LocalEngine()
 
 
 def output_options(p: argparse.ArgumentParser) -> None:
@@ -349,41 +350,26 @@ def original_options(p: argparse.ArgumentParser, *, required_for: str = "") -> N
 
 
 def load_original(args: argparse.Namespace, release: Any) -> Any:
-    """The ``--original`` table encoded under the release's schema (``None`` without it)."""
+    """The ``--original`` table encoded under the release's schema (``None`` without it;
+    :func:`openbook.pipeline.read_original`)."""
+    original = original_from_args(args)
+    if original is None:
+        return None
+    from ..pipeline import read_original
+
+    return read_original(release, original.src, **original.options())
+
+
+def original_from_args(args: argparse.Namespace) -> Any:
+    """The ``--original`` table as the flags describe it (:class:`openbook.run.Original`: its
+    format, database table or query, the ``--hierarchy`` options), ``None`` without one."""
     src = getattr(args, "original", None)
     if not src:
         return None
-    from ..data.datasets import DATASETS, load_dataset
-    from ..data.loaders import read_table
-    from ..data.table import encode
-    from ..errors import DataError
+    from ..run import Original
 
-    if src in DATASETS:
-        frame = load_dataset(src).frame
-    else:
-        if "://" not in str(src) and not Path(src).exists():
-            raise DataError(f"original table {src} is missing", path=src)
-        frame = read_table(src, format=args.format, table=args.table, query=args.query)
-    schema, hier = original_schema(args, release)
-    table = encode(frame, schema, hier, source=str(src))
-    release.learn_input_size(table.n_rows)  # |T|, hence the withheld count: the auditor's, not the file's
-    return table
-
-
-def original_schema(args: argparse.Namespace, release: Any) -> tuple[Any, dict[str, Any]]:
-    """How the ``--original`` table is read: the release's schema and the hierarchies of its
-    QIs and SA — the original dataset's own (a built-in dataset), else those of the dataset
-    the release was made from, each replaced by a ``--hierarchy`` option."""
-    from ..data.datasets import DATASETS, load_dataset
-    from ..pipeline import with_hierarchies
-
-    schema = release.input_schema()
-    used = {c.name for c in schema.qi} | {schema.sa.name}
-    src = getattr(args, "original", None)
-    named = src if src in DATASETS else release.meta.get("source")
-    hier = dict(load_dataset(named).hierarchies) if named in DATASETS else {}
-    hier = with_hierarchies(hier, hierarchy_flags(args.hierarchy), schema)
-    return schema, {k: v for k, v in hier.items() if k in used}
+    return Original(str(src), format=getattr(args, "format", None), table=getattr(args, "table", None),
+                    query=getattr(args, "query", None), hierarchies=hierarchy_flags(getattr(args, "hierarchy", None)))
 
 
 def lazy_epilog(parser: argparse.ArgumentParser, make: Any) -> None:

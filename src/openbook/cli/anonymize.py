@@ -16,6 +16,7 @@ from ._common import (
     certify_params,
     config_from_args,
     emit,
+    engine_from_args,
     input_options,
     int_list,
     lazy_epilog,
@@ -58,13 +59,12 @@ def _input_files(args: argparse.Namespace) -> tuple[str, ...]:
 def cmd_anonymize(args: argparse.Namespace) -> int:
     """Read, anonymize, certify and write (:func:`openbook.engines.publish`, on the engine
     ``--engine`` names): exit code 3 and no file when the certificate fails."""
-    from ..engines import LocalEngine, SparkEngine, publish
+    from ..engines import publish
 
     t0 = time.perf_counter()
     spec = spec_from_args(args)
     spark = args.engine == "spark"
-    engine = SparkEngine(getattr(args, "spark_master", None), dict(getattr(args, "spark_conf", None) or [])) \
-        if spark else LocalEngine()
+    engine = engine_from_args(args)
     engine.check(spec)  # refused before any work (publish checks again: the output may have appeared since)
     with status("reading the input", quiet=args.quiet) as st:
         done = publish(spec, engine, progress=st.update)

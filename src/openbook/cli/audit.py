@@ -21,11 +21,11 @@ from ._common import (
     against_registry_option,
     earlier_releases,
     emit,
+    engine_from_args,
     linkage_l_option,
-    load_original,
     max_risk_option,
+    original_from_args,
     original_options,
-    original_schema,
     output_options,
     print_table,
     removed_l_option,
@@ -59,21 +59,17 @@ def cmd_audit(args: argparse.Namespace) -> int:
         raise ParameterError(f"--linkage-l is the linkage adversary's (this audit runs the {args.adversary} "
                              "adversary): give --max-risk R for its posterior target", parameter="linkage-l")
     spark = getattr(args, "engine", "local") == "spark"
-    if spark and args.adversary != "linkage":
+    if spark and args.adversary != "linkage":  # before reading anything
         raise ParameterError(f"--engine spark runs the linkage adversary (audit --adversary linkage), not the "
                              f"{args.adversary} adversary: use --engine local", parameter="engine", value="spark")
+    engine = engine_from_args(args)
     release = load_release(args.release, public_key=args.public_key)
     adv = make_adversary(args.adversary, **adversary_params(args, args.adversary))
-    if spark and args.original:
-        earlier = earlier_releases(args.against_registry)
-        _applies(adv, release)
-        result = _spark_linkage(args, adv, release, earlier)
-    else:
-        original = load_original(args, release)
-        earlier = earlier_releases(args.against_registry)
-        _applies(adv, release)
-        with status(f"the {adv.name} adversary", quiet=args.quiet):
-            result = adv.run(release, original=original, earlier=earlier)
+    original = original_from_args(args)
+    earlier = earlier_releases(args.against_registry)
+    _applies(adv, release)
+    with status(f"the {adv.name} adversary", quiet=args.quiet) as st:
+        result = engine.audit(adv, release, original, earlier, progress=st.update)
     from ..attacks.baseline import release_model
     from ..models.promise import attribute_target, identity_target
 
@@ -102,37 +98,6 @@ def _applies(adv: Any, release: Any) -> None:
     if not applies:
         raise ParameterError(f"the {adv.name} adversary does not apply to this release: {applies.reason}",
                              parameter="adversary", value=adv.name)
-
-
-def _spark_linkage(args: argparse.Namespace, adv: Any, release: Any, earlier: list[Any]) -> Any:
-    """The linkage adversary with the ``--original`` population on Spark (docs/spark.md): a
-    Parquet/CSV original is read and encoded on the cluster under the release's schema; a
-    built-in dataset or a database table is read here and handed to the cluster. Without
-    ``--original`` the population is the releases' own points and the local adversary runs."""
-    from ..data.datasets import DATASETS
-    from ..errors import ParameterError
-    from ._common import spark_session_from_args
-
-    if not earlier:  # before starting Spark (the message Adversary.run gives)
-        raise ParameterError(f"the {adv.name} adversary needs the earlier releases (--against-registry DIR_OR_DB)",
-                             parameter="earlier")
-    src = str(args.original)
-    with spark_session_from_args(args) as session:
-        from ..spark.encoding import encode_raw, format_of, from_encoded, read_raw
-        from ..spark.linkage import attack
-
-        database = args.format in ("sqlite", "duckdb") or (
-            "://" in src and src.split("://", 1)[0] in ("sqlite", "duckdb", "postgresql", "mysql"))
-        if src in DATASETS or args.table or args.query or database:
-            st = from_encoded(session, load_original(args, release))
-        else:
-            schema, hier = original_schema(args, release)
-            fmt = args.format
-            st = encode_raw(session, read_raw(session, src, fmt), schema, hier, source=src,
-                            csv=format_of(src, fmt) == "csv")
-            release.learn_input_size(st.n_rows)
-        with status(f"the {adv.name} adversary on Spark", quiet=args.quiet):
-            return attack(adv, release, st, earlier)
 
 
 def _rows(d: dict[str, Any]) -> list[tuple[str, Any]]:

@@ -22,11 +22,11 @@ from ._common import (
     add_engine_options,
     config_from_args,
     emit,
+    engine_from_args,
     identity_options,
     input_options,
     output_options,
     print_table,
-    spark_session_from_args,
 )
 
 
@@ -61,27 +61,10 @@ def _is_release(path: str) -> bool:
 
 
 def check_levels(args: argparse.Namespace) -> dict[str, Any]:
-    from ..models.levels import compute_levels
-
-    if getattr(args, "engine", "local") == "spark":
-        return check_levels_spark(args)
+    """A release's levels and identity figures (read here), or a raw table's on the engine
+    ``--engine`` names (:func:`_measure`)."""
     t0 = time.perf_counter()
-    if args.input and _is_release(args.input):
-        from ..attacks.reidentification import reidentification_risk
-        from ..release import load_release
-
-        rel = load_release(args.input, public_key=getattr(args, "public_key", None))
-        counts, domain = rel.sa_counts()
-        from ._common import signature_row
-
-        what = {"kind": f"{rel.kind} release", "source": args.input, "declared_model": rel.meta.get("model"),
-                "signature": signature_row(rel)[1]}
-
-        def identity_of() -> dict[str, Any]:
-            return reidentification_risk(rel, population_size=args.population_size,
-                                         sampling_fraction=args.sampling_fraction,
-                                         threshold=args.reid_threshold, population=_population(args)).summary()
-    else:
+    if getattr(args, "engine", "local") == "spark" or not (args.input and _is_release(args.input)):
         if (args.input and not getattr(args, "qi", None) and not getattr(args, "config", None)
                 and "://" not in args.input and Path(args.input).is_file()):
             from ..errors import SchemaError
@@ -89,68 +72,39 @@ def check_levels(args: argparse.Namespace) -> dict[str, Any]:
 
             raise SchemaError(f"{args.input} is not a release openbook can read (no sidecar {sidecar_path(Path(args.input)).name} "
                               "beside it) and no --qi/--sa were given to check it as a raw table")
-        freq = _frequency_table(args)
-        counts, domain = freq.sa_counts, freq.sa_domain
-        what = {"kind": "raw table", "source": freq.source, "qi": freq.qi_names, "sa": freq.sa_name}
+        return {**_measure(args), "seconds": round(time.perf_counter() - t0, 4)}
+    from ..attacks.reidentification import reidentification_risk
+    from ..models.levels import compute_levels
+    from ..release import load_release
+    from ._common import signature_row
 
-        def identity_of() -> dict[str, Any]:
-            return identity_of_classes(freq.weights, population_size=args.population_size,
-                                       sampling_fraction=args.sampling_fraction, threshold=args.reid_threshold,
-                                       population=_population(args), classes=freq)
+    rel = load_release(args.input, public_key=getattr(args, "public_key", None))
+    counts, domain = rel.sa_counts()
+    what: dict[str, Any] = {"kind": f"{rel.kind} release", "source": args.input,
+                            "declared_model": rel.meta.get("model"), "signature": signature_row(rel)[1]}
     levels = compute_levels(counts, domain, c=args.c)
-    if what["kind"] == "bucketized release":
+    if rel.kind == "bucketized":
         # k is a promise about identity: the QI-table's classes (exact tuples, or Generalized
         # Anatomy's labels), not the SA-table's groups, which the other levels describe
         levels["k"] = int(rel.qi_class_sizes().min()) if len(rel.data) else 0
         what["n_qi_classes"] = int(rel.qi_class_sizes().size)
-    identity = identity_of()
+    identity = reidentification_risk(rel, population_size=args.population_size,
+                                     sampling_fraction=args.sampling_fraction, threshold=args.reid_threshold,
+                                     population=_population(args)).summary()
     return {**what, "levels": levels, "identity": identity, "seconds": round(time.perf_counter() - t0, 4)}
 
 
-def check_levels_spark(args: argparse.Namespace) -> dict[str, Any]:
-    """``check --engine spark``: a raw Parquet/CSV table's levels and identity figures by
-    grouped aggregation on the cluster (:mod:`openbook.spark.check`; docs/spark.md)."""
-    from ..errors import ParameterError
+def _measure(args: argparse.Namespace) -> dict[str, Any]:
+    """A raw table's levels and identity figures on the engine ``--engine`` names
+    (:meth:`openbook.engines.LocalEngine.measure`, :meth:`openbook.engines.SparkEngine.measure`)."""
+    from ..run import Source
 
-    t0 = time.perf_counter()
-    if args.batch_rows is not None:
-        raise ParameterError("--batch-rows reads in batches on this machine (--engine local); the Spark engine "
-                             "partitions the input itself", parameter="batch-rows")
-    if getattr(args, "population", None):
-        raise ParameterError("--population is matched with --engine local", parameter="population")
-    if args.input and "://" not in args.input and (Path(args.input).suffix == ".json" or (
-            Path(args.input).is_dir() and Path(args.input + ".json").is_file())):
-        raise ParameterError(f"{args.input}: check --engine spark reads raw tables; check a release (a Spark "
-                             "release folder too) with --engine local", parameter="engine", value="spark")
-    with spark_session_from_args(args) as spark:
-        from ..spark.check import identity_summary, spark_levels
-        from ..spark.encoding import load_spark_input
-
-        st = load_spark_input(spark, config_from_args(args))
-        levels, hist = spark_levels(st, c=args.c)
-    identity = identity_summary(hist, population_size=args.population_size,
-                                sampling_fraction=args.sampling_fraction, threshold=args.reid_threshold)
-    return {"kind": "raw table", "source": st.dictionaries.source, "qi": st.qi_names,
-            "sa": st.dictionaries.sa_name, "engine": "spark", "levels": levels, "identity": identity,
-            "seconds": round(time.perf_counter() - t0, 4)}
-
-
-def _frequency_table(args: argparse.Namespace) -> Any:
-    """The raw table's classes and SA counts (:func:`openbook.pipeline.frequency_table_of`)."""
-    from ..pipeline import frequency_table_of
-
-    return frequency_table_of(config_from_args(args), args.batch_rows)
-
-
-def identity_of_classes(sizes: Any, *, population_size: float | None, sampling_fraction: float | None,
-                        threshold: float | None, population: Any = None, classes: Any = None) -> dict[str, Any]:
-    """The re-identification summary of a raw table from its class sizes alone (one entry per
-    class): :func:`openbook.attacks.reidentification.class_size_summary` (with a population
-    table, ``classes`` gives each class's QI values)."""
-    from ..attacks.reidentification import class_size_summary
-
-    return class_size_summary(sizes, population_size=population_size, sampling_fraction=sampling_fraction,
-                              threshold=threshold, population=population, classes=classes)
+    cfg = config_from_args(args)
+    engine = engine_from_args(args)
+    return engine.measure(Source(input=cfg.input, schema=cfg.schema, hierarchies=cfg.hierarchies), c=args.c,
+                          batch_rows=args.batch_rows, population_size=args.population_size,
+                          sampling_fraction=args.sampling_fraction, threshold=args.reid_threshold,
+                          population=getattr(args, "population", None))
 
 
 def _population(args: argparse.Namespace) -> Any:

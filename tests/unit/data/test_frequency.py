@@ -11,9 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from openbook.attacks.reidentification import reidentification_risk
+from openbook.attacks.reidentification import class_size_summary as identity_of_classes, reidentification_risk
 from openbook.cli import main
-from openbook.cli.check import identity_of_classes
 from openbook.data.datasets import load_dataset
 from openbook.data.frequency import FrequencyTable, frequency_table
 from openbook.data.grouping import group_ids
