@@ -166,3 +166,31 @@ def test_an_unknown_engine_is_refused_by_name():
     spec = RunSpec(model="l=2", source=Source(input={"dataset": "synthetic"}))
     with pytest.raises(ParameterError, match="engine 'gpu'"):
         publish(spec, "gpu")
+
+
+def test_the_engines_measure_a_raw_table_alike_and_spark_refuses_before_starting(tmp_path):
+    """``check``'s figures through the engine interface: the local engine's equal the levels
+    of the encoded table; the Spark engine refuses what it does not take before any session
+    starts (no JVM here: a refusal that started Spark would fail differently)."""
+    from openbook.data.grouping import group_ids
+    from openbook.models.levels import compute_levels
+
+    df = _frame()
+    cfg = _toml(tmp_path, "", df)
+    source = Source(input=cfg.input, schema=cfg.schema)
+    got = LocalEngine().measure(source, c=2.0)
+    table = LocalEngine().read(RunSpec(model="k=2", source=source))
+    cls, n = group_ids(table.qi_codes)
+    want = compute_levels(table.group_sa_counts(cls, n), table.sa_domain, c=2.0)
+    assert got["levels"] == want and got["kind"] == "raw table" and got["identity"]["records"] == len(df)
+    with pytest.raises(ParameterError, match="--batch-rows"):
+        SparkEngine().measure(source, batch_rows=10)
+    with pytest.raises(ParameterError, match="--population"):
+        SparkEngine().measure(source, population="pop.csv")
+
+
+def test_the_spark_engine_audits_with_the_linkage_adversary_only():
+    from openbook.attacks.registry import make_adversary
+
+    with pytest.raises(ParameterError, match="runs the linkage adversary"):
+        SparkEngine().audit(make_adversary("baseline"), None, None, [])
