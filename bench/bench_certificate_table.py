@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -162,6 +163,16 @@ def small_table(timeout: float) -> str:
     return head + "\n".join(body) + "\n"
 
 
+def _commit() -> str:
+    """The checkout's commit (``+`` when its tree differs from it), for the docs block."""
+    root = Path(__file__).resolve().parents[1]
+    head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                          text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "src"], capture_output=True,
+                           text=True).stdout.strip()
+    return head + ("+" if dirty else "")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", choices=["adult", "small"], help="one of the two tables")
@@ -171,7 +182,9 @@ def main() -> int:
     parts = ["## Does every certificate decide? (issue 25)\n",
              "Command: `.venv/bin/python bench/bench_certificate_table.py --write-docs`. Each row is one process: "
              "anonymize, then certify against every adversary that applies (the original table given). "
-             "\"unresolved\" counts people an adversary could not evaluate (they count as failing).\n"]
+             "\"unresolved\" counts people an adversary could not evaluate (they count as failing).\n",
+             f"Measured at commit {_commit()} on {time.strftime('%Y-%m-%d', time.gmtime())} "
+             f"({os.cpu_count()} cores; warm numba cache unless the checkout is fresh).\n"]
     if args.only in (None, "small"):
         parts += ["### The 300-row table (l = 2, max_risk = 1.0; target: certify under 5 s, nobody unresolved)\n",
                   small_table(min(args.timeout, 120.0))]
