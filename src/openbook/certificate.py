@@ -256,13 +256,21 @@ def _distances(result: Any, release: Any, model: Any, evaluated: np.ndarray) -> 
     names = [str(v) for v in domain.values]
     if dm is None or list(result.targets) != names:
         return None
-    post = np.where(evaluated[:, None], np.nan_to_num(result.posterior, nan=0.0), 0.0)
-    se = np.zeros_like(post) if result.stderr is None else np.where(evaluated[:, None],
-                                                                   np.nan_to_num(result.stderr, nan=0.0), 0.0)
-    out = np.full(post.shape[0], np.nan)
+    out = np.full(evaluated.size, np.nan)
     rows = np.flatnonzero(evaluated)
-    if rows.size:
-        out[rows] = dm.distances(post[rows], domain) + dm.error_bound(3.0 * se[rows], domain)
+    if not rows.size:
+        return out
+    if result.compact:  # one distance per shared posterior row, never a row per person (a wide SA)
+        post_rows, se_rows, row_of = result.compact_parts()
+        used = np.unique(row_of[rows])
+        p = np.nan_to_num(post_rows[used], nan=0.0)
+        e = np.zeros_like(p) if se_rows is None else np.nan_to_num(se_rows[used], nan=0.0)
+        per_row = dm.distances(p, domain) + dm.error_bound(3.0 * e, domain)
+        out[rows] = per_row[np.searchsorted(used, row_of[rows])]
+        return out
+    post = np.nan_to_num(result.posterior[rows], nan=0.0)
+    se = np.zeros_like(post) if result.stderr is None else np.nan_to_num(result.stderr[rows], nan=0.0)
+    out[rows] = dm.distances(post, domain) + dm.error_bound(3.0 * se, domain)
     return out
 
 

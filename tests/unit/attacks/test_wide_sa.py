@@ -246,3 +246,36 @@ def test_absent_people_given_to_a_compact_result_leave_the_release_untouched():
     r.set_rows(cls < 0, np.array([0.25]))
     np.testing.assert_array_equal(cls, keep)
     np.testing.assert_array_equal(r.max_posterior(), [0.5, 1.0, 1.0, 0.25, 0.5])
+
+
+def test_certifying_t_closeness_reads_one_distance_per_shared_row(monkeypatch):
+    """Under t-closeness the attribute line measures each person's posterior distribution
+    against the table's: computed once per shared posterior row of a compact result, never
+    on a per-person × per-value matrix (expanding is made to fail; the certificate, distances
+    included, is unchanged)."""
+    from openbook.attacks.base import AttackResult
+    from openbook.certificate import certify
+    from openbook.data.schema import Schema
+    from openbook.data.table import encode
+
+    rng = np.random.default_rng(5)
+    n = 1500
+    df = pd.DataFrame({"edu": rng.integers(0, 16, n), "exp": rng.integers(0, 40, n),
+                       "region": rng.choice(list("NSEW"), n), "wage": rng.integers(0, 60, n).astype(str)})
+    t = encode(df, Schema.build(qi=["edu:numeric", "exp:numeric", "region"], sa="wage"))
+    rel = make_algorithm("mondrian", model=make_model("k=5,t=0.5")).anonymize(t)
+    want = certify(rel, original=t, max_risk=1.0, adversaries=["baseline"]).to_dict()
+
+    def refuse(self):
+        if self.rows is not None:
+            raise AssertionError("the per-person matrix was built")
+
+    monkeypatch.setattr(AttackResult, "_expand", refuse)
+    got = certify(rel, original=t, max_risk=1.0, adversaries=["baseline"]).to_dict()
+    for d in (want, got):
+        d.pop("seconds", None)
+        for f in d.get("adversaries", []):
+            f.pop("seconds", None)
+    assert got == want
+    base = next(f for f in got["adversaries"] if f["adversary"] == "baseline")
+    assert base["distance_target"] == 0.5 and base["max_distance"] is not None and 0 < base["max_distance"] <= 0.5
