@@ -128,6 +128,26 @@ class PrivacyModel(ABC):
     def holds_all(self, counts: np.ndarray, domain: SADomain) -> bool:
         return bool(np.all(self.holds(counts, domain)))
 
+    #: count vectors checked at once by :meth:`holds_intervals`
+    INTERVAL_CHUNK = 1 << 20
+
+    def holds_intervals(self, prefix: np.ndarray, domain: SADomain) -> np.ndarray:
+        """``H (W, B, B)``: does the run of consecutive buckets ``i..j`` satisfy the model, for
+        every ``i <= j`` (False below the diagonal), from the prefix sums ``prefix (W, B+1, v)``
+        of ``W`` sequences of ``B`` buckets' SA counts — what the replay asks of a GG group
+        (every run of its buckets). :meth:`holds` on every run, a chunk of runs at a time (the
+        runs' counts are never all held at once); a model may compute it faster, with the same
+        verdicts."""
+        W, B = prefix.shape[0], prefix.shape[1] - 1
+        H = np.zeros((W, B, B), dtype=np.bool_)
+        i, j = np.triu_indices(B)
+        step = max(1, self.INTERVAL_CHUNK // max(1, W))
+        for a in range(0, i.size, step):
+            ii, jj = i[a:a + step], j[a:a + step]
+            runs = (prefix[:, jj + 1] - prefix[:, ii]).reshape(-1, prefix.shape[2])
+            H[:, ii, jj] = np.asarray(self.holds(runs, domain), dtype=bool).reshape(W, ii.size)
+        return H
+
     def box_verdict(self, lo: np.ndarray, hi: np.ndarray, total: np.ndarray, domain: SADomain) -> np.ndarray:
         """For groups whose SA counts are only known to lie in a box — ``lo <= counts <= hi``
         per value, summing to ``total`` (``(m, V)``, ``(m, V)``, ``(m,)``) — does the model

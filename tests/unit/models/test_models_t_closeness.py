@@ -337,3 +337,51 @@ def test_box_verdict_without_the_hierarchy_decides_nothing():
     out = TCloseness(t=0.1, distance="hierarchical").box_verdict(np.array([[0, 0, 0]]), np.array([[3, 3, 3]]),
                                                                  np.array([3]), dom)
     assert out.tolist() == [-1]
+
+
+@pytest.mark.parametrize("distance", ["equal", "ordered", "hierarchical"])
+@pytest.mark.parametrize("seed", range(3))
+def test_holds_on_every_run_of_buckets_equals_holds_run_by_run(distance, seed):
+    """``holds_intervals`` (the replay's question for a GG group: does each run of consecutive
+    buckets satisfy the model?) gives, in its one compiled pass (equal, ordered) or chunk by
+    chunk (hierarchical), exactly ``holds`` of every run's counts — t set at some run's exact
+    distance too, the knife edge where a float sum could differ; False below the diagonal."""
+    from openbook.models.base import PrivacyModel
+
+    rng = np.random.default_rng(seed)
+    for trial in range(12):
+        v = int(rng.integers(2, 7))
+        parents = random_parents(rng, v, int(rng.integers(1, 4)))
+        dom = make_domain(rng.integers(1, 9, size=v), numeric=rng.permutation(v).astype(float),
+                          hierarchy=tree_from_parents(parents, v, clamp=bool(rng.integers(0, 2))))
+        W, B = int(rng.integers(1, 5)), int(rng.integers(1, 9))
+        c = rng.integers(0, 3, size=(W, B, v))
+        c[:, 0] = 0 if trial % 3 == 0 else c[:, 0]  # empty runs never hold
+        P = np.zeros((W, B + 1, v), dtype=np.int64)
+        np.cumsum(c, axis=1, out=P[:, 1:])
+        d = TCloseness(t=1, distance=distance).group_levels((P[:, -1] - P[:, 0]), dom)
+        t = float(d[0]) if trial % 2 else float(rng.choice([0.0, 0.1, 0.25, 0.5]))
+        model = TCloseness(t=t, distance=distance)
+        got = model.holds_intervals(P, dom)
+        generic = PrivacyModel.holds_intervals(model, P, dom)
+        np.testing.assert_array_equal(got, generic)
+        for w in range(W):
+            for i in range(B):
+                for j in range(B):
+                    want = bool(model.holds(P[w, j + 1][None] - P[w, i][None], dom)[0]) if i <= j else False
+                    assert got[w, i, j] == want, (w, i, j)
+
+
+def test_holds_on_runs_is_chunked_past_its_chunk(monkeypatch):
+    """The generic path holds a chunk of runs at a time: with a chunk of one run, the same."""
+    from openbook.models.base import PrivacyModel
+
+    rng = np.random.default_rng(9)
+    dom = make_domain([3, 2, 4])
+    c = rng.integers(0, 3, size=(3, 6, 3))
+    P = np.zeros((3, 7, 3), dtype=np.int64)
+    np.cumsum(c, axis=1, out=P[:, 1:])
+    model = TCloseness(t=0.2)
+    want = model.holds_intervals(P, dom)
+    monkeypatch.setattr(PrivacyModel, "INTERVAL_CHUNK", 1)
+    np.testing.assert_array_equal(PrivacyModel.holds_intervals(model, P, dom), want)

@@ -316,10 +316,7 @@ def _sub_holds(model: Any, domain: Any, c: np.ndarray) -> np.ndarray:
     W, B = c.shape[0], c.shape[1]
     P = np.zeros((W, B + 1, c.shape[2]), dtype=np.int64)
     np.cumsum(c, axis=1, out=P[:, 1:])
-    i, j = np.triu_indices(B)
-    H = np.zeros((W, B, B), dtype=np.bool_)
-    H[:, i, j] = holds(model, domain, P[:, j + 1] - P[:, i])
-    return H
+    return model.holds_intervals(P, domain)  # chunked, or one compiled pass (t-closeness)
 
 
 def _runs_likelihood(model: Any, domain: Any, p: float, runs_spec: list) -> Any:
