@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Protocol
 
 from .run import Original, RunSpec, Source
 
@@ -44,6 +44,29 @@ class Published:
 
 def _quiet(_: str) -> None:
     return None
+
+
+class Engine(Protocol):
+    """What every engine does — the interface :class:`LocalEngine` and :class:`SparkEngine`
+    implement (an engine for another platform implements these four and one line of
+    :data:`ENGINES`)."""
+
+    name: str
+
+    def check(self, spec: RunSpec) -> None:
+        """Refuse, before any work, a run this engine cannot do (one line naming the option)."""
+
+    def publish(self, spec: RunSpec, progress: Progress = _quiet) -> Published:
+        """Read, anonymize, certify and write the run (module docstring)."""
+
+    def measure(self, source: Source, *, c: float = 2.0, batch_rows: int | None = None,
+                population_size: float | None = None, sampling_fraction: float | None = None,
+                threshold: float = 0.2, population: Any = None) -> dict[str, Any]:
+        """A raw table's levels and re-identification figures (``openbook check``)."""
+
+    def audit(self, adversary: Any, release: Any, original: Original | None, earlier: list[Any],
+              progress: Progress = _quiet) -> Any:
+        """One adversary's result against a release (``openbook audit``)."""
 
 
 class LocalEngine:
@@ -184,11 +207,60 @@ def release_record(release: Any, files: list[Path], spec: RunSpec) -> dict[str, 
     return record
 
 
-class _SparkTools:
-    """The Spark engine's ``check`` and ``audit`` (docs/spark.md)."""
+class SparkEngine:
+    """Apache Spark (docs/spark.md): the algorithms of :data:`openbook.spark.publish.ALGORITHMS`,
+    the table read, anonymized, verified, certified and written on the cluster.
+    ``master``/``conf``: the session's (``--spark-master``/``--spark-conf``)."""
 
-    master: str | None
-    conf: dict[str, str]
+    name = "spark"
+
+    def __init__(self, master: str | None = None, conf: dict[str, str] | None = None) -> None:
+        self.master = master
+        self.conf = dict(conf or {})
+
+    def check(self, spec: RunSpec) -> None:
+        """What the Spark engine does not take, refused before any work (one line naming it)."""
+        from .errors import ParameterError
+        from .spark.output import check_output
+        from .spark.publish import check_algorithm
+
+        check_algorithm(spec.algorithm)
+        c = spec.certify
+        reid = c.adversary_params.get("reidentification", {})
+        unsupported = [flag for flag, on in (
+            ("--skew", spec.skew != "none"), ("--kind", spec.kind), ("--t-reference", spec.t_reference),
+            ("--against-registry", c.against_registry or c.earlier), ("--batch-rows", spec.batch_rows),
+            ("--sign-key", spec.output is not None and spec.output.sign_key),
+            ("--population-size", c.enabled and reid.get("population_size") is not None),
+            ("--sampling-fraction", c.enabled and reid.get("sampling_fraction") is not None)) if on]
+        if unsupported:
+            raise ParameterError(f"--engine spark does not take {unsupported[0]} (use --engine local)",
+                                 parameter="engine", value="spark")
+        if spec.source is None or spec.source.frame is not None:
+            raise ParameterError("--engine spark reads a file or a built-in dataset, not a table in memory",
+                                 parameter="engine", value="spark")
+        if spec.output is None:
+            raise ParameterError("no output path (-o NAME.parquet: a folder of Parquet part files)",
+                                 parameter="output")
+        check_output(spec.output.path, force=spec.output.force, inputs=list(spec.input_files()))
+
+    def publish(self, spec: RunSpec, progress: Progress = _quiet) -> Published:
+        from .spark.encoding import load_spark_input
+        from .spark.publish import publish as spark_publish
+        from .spark.session import session
+
+        self.check(spec)
+        assert spec.source is not None
+        with session(self.master, self.conf) as spark:
+            table = load_spark_input(spark, spec.source.config())
+            progress(f"anonymizing {table.n_rows} rows with {spec.algorithm} on Spark")
+            record = spark_publish(table, spec, progress)
+        cert = None
+        if spec.certify.enabled:
+            from .certificate import Certificate
+
+            cert = Certificate.from_dict(record["certificate"])
+        return Published(None, cert, [Path(f) for f in record["files"]], None, record)
 
     def measure(self, source: Source, *, c: float = 2.0, batch_rows: int | None = None,
                 population_size: float | None = None, sampling_fraction: float | None = None,
@@ -258,67 +330,11 @@ class _SparkTools:
             return attack(adversary, release, st, earlier)
 
 
-class SparkEngine(_SparkTools):
-    """Apache Spark (docs/spark.md): the algorithms of :data:`openbook.spark.publish.ALGORITHMS`,
-    the table read, anonymized, verified, certified and written on the cluster.
-    ``master``/``conf``: the session's (``--spark-master``/``--spark-conf``)."""
-
-    name = "spark"
-
-    def __init__(self, master: str | None = None, conf: dict[str, str] | None = None) -> None:
-        self.master = master
-        self.conf = dict(conf or {})
-
-    def check(self, spec: RunSpec) -> None:
-        """What the Spark engine does not take, refused before any work (one line naming it)."""
-        from .errors import ParameterError
-        from .spark.output import check_output
-        from .spark.publish import check_algorithm
-
-        check_algorithm(spec.algorithm)
-        c = spec.certify
-        reid = c.adversary_params.get("reidentification", {})
-        unsupported = [flag for flag, on in (
-            ("--skew", spec.skew != "none"), ("--kind", spec.kind), ("--t-reference", spec.t_reference),
-            ("--against-registry", c.against_registry or c.earlier), ("--batch-rows", spec.batch_rows),
-            ("--sign-key", spec.output is not None and spec.output.sign_key),
-            ("--population-size", c.enabled and reid.get("population_size") is not None),
-            ("--sampling-fraction", c.enabled and reid.get("sampling_fraction") is not None)) if on]
-        if unsupported:
-            raise ParameterError(f"--engine spark does not take {unsupported[0]} (use --engine local)",
-                                 parameter="engine", value="spark")
-        if spec.source is None or spec.source.frame is not None:
-            raise ParameterError("--engine spark reads a file or a built-in dataset, not a table in memory",
-                                 parameter="engine", value="spark")
-        if spec.output is None:
-            raise ParameterError("no output path (-o NAME.parquet: a folder of Parquet part files)",
-                                 parameter="output")
-        check_output(spec.output.path, force=spec.output.force, inputs=list(spec.input_files()))
-
-    def publish(self, spec: RunSpec, progress: Progress = _quiet) -> Published:
-        from .spark.encoding import load_spark_input
-        from .spark.publish import publish as spark_publish
-        from .spark.session import session
-
-        self.check(spec)
-        assert spec.source is not None
-        with session(self.master, self.conf) as spark:
-            table = load_spark_input(spark, spec.source.config())
-            progress(f"anonymizing {table.n_rows} rows with {spec.algorithm} on Spark")
-            record = spark_publish(table, spec, progress)
-        cert = None
-        if spec.certify.enabled:
-            from .certificate import Certificate
-
-            cert = Certificate.from_dict(record["certificate"])
-        return Published(None, cert, [Path(f) for f in record["files"]], None, record)
-
-
 #: the engines by name (``--engine``)
-ENGINES: dict[str, Callable[..., Any]] = {"local": LocalEngine, "spark": SparkEngine}
+ENGINES: dict[str, Callable[..., Engine]] = {"local": LocalEngine, "spark": SparkEngine}
 
 
-def publish(spec: RunSpec, engine: Any = "local", *, progress: Progress | None = None) -> Published:
+def publish(spec: RunSpec, engine: str | Engine = "local", *, progress: Progress | None = None) -> Published:
     """Run ``spec`` on ``engine`` (a name of :data:`ENGINES` or an engine object) — module
     docstring: refused before any work when it cannot be done, certified, written only when
     its certificate passes (or certification is off)."""
