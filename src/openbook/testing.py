@@ -120,7 +120,7 @@ def _check_anonymizer(cls: Any, name: str, model: Any, params: dict[str, Any], t
     # traits
     if cls.release_kind not in ("generalized", "bucketized"):
         raise _fail("traits", f"release_kind {cls.release_kind!r}")
-    method = cls.replay_method(params)
+    method = cls.replay_method(params, model)
     if method is not None and method not in REPLAY_METHODS:
         raise _fail("traits", f"replay {method!r} is not one of {REPLAY_METHODS}")
     if method is None and not (isinstance(cls.unaware, str) and cls.unaware.strip()):

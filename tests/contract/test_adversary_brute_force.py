@@ -517,3 +517,48 @@ def test_minimality_is_not_the_algorithm_aware_posterior_of_full_domain_search(s
     assert brute.max() == pytest.approx(float(replay_max))
     assert np.nanmax(minimality.posterior) == pytest.approx(float(minimality_max))
     assert not make_adversary("minimality").knows_algorithm(release)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_full_domain_search_with_a_budget_under_k_anonymity_is_known(seed):
+    """k-anonymity reads no SA: with a suppression budget the search's verdicts, metric and
+    withheld classes are functions of the QIs, so every world consistent with the release is
+    turned into it (checked by re-running the search on every world, the withheld people's
+    values varied too) and the algorithm-aware posterior of the published people is the class
+    frequency — the replay's ``"qi-only"`` answer. Under a model that reads the SA the budget
+    still leaves the search unknown."""
+    from openbook.hierarchy.builders import from_mapping
+
+    rng = np.random.default_rng(seed)
+    zips = ["z1", "z2", "z3", "z4"]
+    h = from_mapping({"z1": "Za", "z2": "Za", "z3": "Zb", "z4": "Zb", "Za": "*", "Zb": "*"}, "zip")
+    # z3 alone fails k = 3: withholding it (1 of 8, within the budget) beats generalizing
+    df = pd.DataFrame({"zip": rng.permutation(["z1"] * 4 + ["z2"] * 3 + [zips[2 + seed % 2]]),
+                       "disease": rng.choice(["flu", "hiv", "cold"], 8)})
+    t = encode(df, Schema.build(qi=["zip"], sa="disease"), {"zip": h})
+    model = make_model("k=3")
+
+    def make():
+        return make_algorithm("full-domain-search", model=model, max_suppression=0.34)
+
+    release = make().anonymize(t)
+    part = release.partition.group
+    kept = part >= 0
+    assert 0 < int((~kept).sum())  # the budget withholds someone
+    every = 0
+    for w in every_world(t.n_rows, t.sa_domain.n_values):  # everyone's values, the withheld too
+        g = make().partition(with_sa(t, w)).group
+        assert same_grouping(g, part)  # the same release from every world: QI-only
+        every += 1
+    assert every == t.sa_domain.n_values ** t.n_rows
+    # every world consistent with the published classes yields the release: weight 1 each
+    brute = _float(posterior(((w, Fraction(1)) for w in worlds_within(t.sa_codes, part)), t.n_rows,
+                             t.sa_domain.n_values))
+    adv = make_adversary("replay")
+    assert adv.knows_algorithm(release), adv.knows_algorithm(release).reason
+    res = adv.run(release, original=t)
+    np.testing.assert_allclose(_columns(res, t)[kept], brute[kept], atol=1e-12)
+    cert = certify(release, original=t, max_reid_risk=1.0)
+    assert cert.aware["adversary"] == "replay"
+    l_release = make_algorithm("full-domain-search", model=make_model("l=2"), max_suppression=0.34).anonymize(t)
+    assert not adv.knows_algorithm(l_release)

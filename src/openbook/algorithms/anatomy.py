@@ -253,7 +253,7 @@ class Anatomized(Anonymizer):
                "not support yet (on tiny tables the brute force puts people above the baseline, up to 1)")
 
     @classmethod
-    def replay_method(cls, params: dict[str, Any]) -> str | None:
+    def replay_method(cls, params: dict[str, Any], model: Any = None) -> str | None:
         """Anatomization of no base is Anatomy (paper 000 §5.3 footnote 4): ``"sa-only"``;
         over a base algorithm no adversary knows it (:attr:`unaware`)."""
         return "sa-only" if params.get("base", cls.default_base) in ("none", "base") else None

@@ -62,8 +62,9 @@ class Anonymizer(ABC):
     background_robust: ClassVar[bool] = False
 
     @classmethod
-    def replay_method(cls, params: dict[str, Any]) -> str | None:
-        """How the replay adversary knows a run with ``params`` (trait :attr:`replay`)."""
+    def replay_method(cls, params: dict[str, Any], model: Any = None) -> str | None:
+        """How the replay adversary knows a run with ``params`` under ``model`` (the run's
+        privacy model, when known) — trait :attr:`replay`."""
         return cls.replay
 
     @classmethod

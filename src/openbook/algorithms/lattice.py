@@ -497,13 +497,20 @@ class FullDomainSearch(Anonymizer):
     parameter_constraints = {"max_suppression": Real(0.0, 1.0), "metric": Options(*METRICS),
                              "all_minimal": Boolean()}
 
-    unaware = ("with a suppression budget the search's metric and whom it withholds depend on the SA: no "
-               "adversary replays it (re-running it on every world needs every person's published class)")
+    unaware = ("with a suppression budget under a model that reads the SA, the search's metric and whom it "
+               "withholds depend on the SA: no adversary replays it (re-running it on every world needs every "
+               "person's published class)")
 
     @classmethod
-    def replay_method(cls, params: dict[str, Any]) -> str | None:
-        """Without a budget, re-run or replayed by its decisions (``"rerun"``); with one, unknown."""
-        return None if float(params.get("max_suppression") or 0.0) > 0 else cls.replay
+    def replay_method(cls, params: dict[str, Any], model: Any = None) -> str | None:
+        """Without a budget, re-run or replayed by its decisions (``"rerun"``). With one: under a
+        model that reads no SA (k-anonymity) every node's verdict, metric and suppressed rows
+        are functions of the QIs, so the search's choice and whom it withholds are the same in
+        every world — ``"qi-only"`` (no world excluded; the withheld are the classes failing the
+        model); under any other model, unknown."""
+        if float(params.get("max_suppression") or 0.0) > 0:
+            return "qi-only" if model is not None and not getattr(model, "reads_sa", True) else None
+        return cls.replay
 
     @classmethod
     def withholds(cls, params: dict[str, Any]) -> str:

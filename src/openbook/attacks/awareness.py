@@ -61,7 +61,23 @@ def replay_method(release: Any) -> str | None:
     cls = algorithm_traits(release)
     if cls is None:
         return None
-    return cls.replay_method(dict((release.meta.get("algorithm") or {}).get("params") or {}))
+    prov = release.meta.get("algorithm") or {}
+    return cls.replay_method(dict(prov.get("params") or {}), run_model(release))
+
+
+def run_model(release: Any) -> Any:
+    """The privacy model the release's algorithm ran under (its provenance's, else the
+    release's), or ``None`` when none is recorded or it cannot be read."""
+    from ..errors import OpenbookError
+    from ..models.registry import make_model
+
+    spec = (release.meta.get("algorithm") or {}).get("model") or release.meta.get("model")
+    if not spec:
+        return None
+    try:
+        return make_model(spec)
+    except OpenbookError:
+        return None
 
 
 def log_worlds(release: Any) -> float:

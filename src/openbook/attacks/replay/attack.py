@@ -54,7 +54,7 @@ def replay_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.
     """The independent units of a release made by ``algo`` (``group``: published classes;
     ``levels``: the published node of a full-domain search; ``rerun_limit``: most possible
     worlds on which a whole algorithm is re-run, ``None`` = no limit)."""
-    method = type(algo).replay_method(algo.params())
+    method = type(algo).replay_method(algo.params(), algo.model)
     if method == "decisions" and SHORTCUT_WITHOUT_SA and not getattr(algo.model, "reads_sa", True):
         # every decision reads group sizes only: the grouping is the same in every world
         return no_information_units(group, gcounts)
@@ -275,7 +275,7 @@ def publisher_release(algo: Any, release: Any, knowledge: EncodedTable) -> Any:
     another version)."""
     if algo is None or not algo.deterministic or algo.ties_at_random:
         return None  # a random order of equal QIs: a re-run need not publish the same rows
-    if type(algo).replay_method(algo.params()) != "decisions":
+    if type(algo).replay_method(algo.params(), algo.model) != "decisions":
         return None  # the other methods seat people by their QIs exactly: they need no record
     try:
         again = algo.anonymize(knowledge, kind=release.kind)

@@ -25,7 +25,7 @@ from .engine import Unit
 def no_information(algo: Any) -> bool:
     """Does ``algo``'s grouping ignore the QI→SA association inside a group (paper 000
     Claim 4: trait ``replay`` ``"sa-only"``, or ``"qi-only"``)?"""
-    return type(algo).replay_method(algo.params()) in ("sa-only", "qi-only")
+    return type(algo).replay_method(algo.params(), algo.model) in ("sa-only", "qi-only")
 
 
 def with_sa(table: EncodedTable, sa: np.ndarray) -> EncodedTable:
