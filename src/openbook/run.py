@@ -113,11 +113,12 @@ class Output:
         object.__setattr__(self, "inputs", tuple(str(x) for x in self.inputs))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Source:
     """The table a run reads: ``input`` (a file, database URL or built-in dataset: the
     ``[input]`` keys), ``schema`` (the ``[schema]`` keys) and ``hierarchies`` (column ->
-    spec), or ``frame`` (a DataFrame already in memory) under that schema."""
+    spec), or ``frame`` (a DataFrame already in memory) under that schema. Compared by
+    identity (a frame has no one truth value of equality)."""
 
     input: Mapping[str, Any] = field(default_factory=dict)
     schema: Mapping[str, Any] = field(default_factory=dict)
@@ -161,7 +162,7 @@ class Original:
                 "hierarchies": _thawed(self.hierarchies)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RunSpec:
     """One run (module docstring): the ``source`` read (or a ``table`` already encoded), the
     privacy ``model`` (a :class:`~openbook.models.base.PrivacyModel`; a spec string or dict
@@ -170,7 +171,8 @@ class RunSpec:
     them), the ``skew`` step, the release ``kind`` (``None``: the algorithm's), the
     t-closeness reference, the ``certify`` choices, the ``output`` (``None``: nothing is
     written) and the engines' own options (``batch_rows``: full-domain search on the
-    frequency table read in batches; ``max_fragment``: Spark Mondrian's largest fragment)."""
+    frequency table read in batches; ``max_fragment``: Spark Mondrian's largest fragment).
+    Compared by identity (it may hold a table)."""
 
     model: Any
     source: Source | None = None
