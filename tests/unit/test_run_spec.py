@@ -194,3 +194,16 @@ def test_the_spark_engine_audits_with_the_linkage_adversary_only():
 
     with pytest.raises(ParameterError, match="runs the linkage adversary"):
         SparkEngine().audit(make_adversary("baseline"), None, None, [])
+
+
+def test_the_spark_engine_checks_raw_tables_only(tmp_path):
+    """A release (its sidecar, or a Spark release folder) given to ``check --engine spark`` is
+    refused by name before any session starts."""
+    side = tmp_path / "r.csv.json"
+    side.write_text("{}")
+    folder = tmp_path / "s.parquet"
+    folder.mkdir()
+    (tmp_path / "s.parquet.json").write_text("{}")
+    for path in (side, folder):
+        with pytest.raises(ParameterError, match="check --engine spark reads raw tables"):
+            SparkEngine().measure(Source(input={"path": str(path)}))

@@ -64,7 +64,9 @@ def check_levels(args: argparse.Namespace) -> dict[str, Any]:
     """A release's levels and identity figures (read here), or a raw table's on the engine
     ``--engine`` names (:func:`_measure`)."""
     t0 = time.perf_counter()
-    if getattr(args, "engine", "local") == "spark" or not (args.input and _is_release(args.input)):
+    if getattr(args, "engine", "local") == "spark":  # raw tables only (a release is refused, by name)
+        return {**_measure(args), "seconds": round(time.perf_counter() - t0, 4)}
+    if not (args.input and _is_release(args.input)):
         if (args.input and not getattr(args, "qi", None) and not getattr(args, "config", None)
                 and "://" not in args.input and Path(args.input).is_file()):
             from ..errors import SchemaError
