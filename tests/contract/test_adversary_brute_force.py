@@ -193,23 +193,54 @@ def test_replay_of_set_anatomy_every_shuffle():
                                atol=1e-9)
 
 
-@pytest.mark.parametrize("base, seed", [("gg", 3), ("gg", 4), ("sg", 9)])
-def test_anatomizing_an_sa_dependent_base_leaks_beyond_the_baseline(base, seed):
-    """GG/SG decide their groups from the SA; anatomizing the groups keeps that decision.
-    The brute force (the base re-run, Anatomy's picks enumerated) puts someone above the
-    baseline — so no adversary may call the baseline the algorithm-aware posterior, and the
-    certificate does not pass the release."""
+@pytest.mark.parametrize("base, seed", [("gg", 3), ("gg", 4), ("sg", 9), ("sg", 5), ("mondrian", 2), ("mondrian", 6)])
+def test_replay_of_anatomization_over_a_deterministic_base_is_the_brute_force(base, seed):
+    """GG/SG/Mondrian decide their groups from the SA; anatomizing the groups keeps that
+    decision, so the baseline is not the algorithm-aware posterior (the brute force — the
+    base re-run, every order of Anatomy's draws enumerated — puts someone above it). The
+    replay (the base re-run on every world, Anatomy's draws weighed in closed form,
+    :mod:`openbook.attacks.replay.anatomized`) gives exactly the brute force's posteriors,
+    and the certificate judges by it."""
     t = _tiny(seed, n=8 if base == "gg" else 10)
     model = make_model("l=2")
-    name = f"{base}-ana"
-    release = make_algorithm(name, model=model, seed=seed).anonymize(t)
+    name, params = (f"{base}-ana", {}) if base != "mondrian" else ("anatomize", {"base": "mondrian"})
+    release = make_algorithm(name, model=model, seed=seed, **params).anonymize(t)
     part = release.partition.group
-    brute = _float(posterior(_anatomy_worlds(t, part, model, base, name), t.n_rows, t.sa_domain.n_values))
+    brute = _float(posterior(_anatomy_worlds(t, part, model, base, name, params), t.n_rows,
+                             t.sa_domain.n_values))
     base_post = _columns(make_adversary("baseline").run(release, original=t), t)
-    assert brute.max() > base_post.max() + 1e-9
+    if base != "mondrian":
+        assert brute.max() > base_post.max() + 1e-9  # the leak the replay must see
+    adv = make_adversary("replay")
+    assert adv.knows_algorithm(release), adv.knows_algorithm(release).reason
+    res = adv.run(release, original=t)
+    np.testing.assert_allclose(_columns(res, t), brute, atol=1e-9)
+    cert = certify(release, original=t, max_risk=1.0, max_reid_risk=1.0)
+    assert cert.aware["adversary"] == "replay"
+    attr = next(ln for ln in cert.lines if ln.name == "attribute")
+    assert attr.worst == pytest.approx(max(brute.max(), base_post.max()))
+
+
+def test_anatomization_over_a_randomized_base_stays_unknown():
+    """RGG flips coins: no adversary replays its anatomization yet — the certificate says so
+    and does not pass."""
+    t = _tiny(3)
+    release = make_algorithm("rgg-ana", model=make_model("l=2"), seed=3).anonymize(t)
     assert not make_adversary("replay").applies_to(release)
-    cert = certify(release, original=t, max_risk=1.0)
-    assert cert.verdict != "pass" and cert.aware["adversary"] is None
+    cert = certify(release, original=t, max_risk=1.0, max_reid_risk=1.0)
+    assert cert.verdict != "pass" and cert.aware["adversary"] is None and "RGG" in cert.aware["reason"]
+
+
+def test_anatomization_past_the_rerun_limit_is_unresolved():
+    """More possible worlds than ``rerun_limit``: the replay does not guess — its people are
+    unresolved, and the certificate fails."""
+    t = _tiny(3, n=10)
+    release = make_algorithm("sg-ana", model=make_model("l=2"), seed=3).anonymize(t)
+    adv = make_adversary("replay", rerun_limit=2)
+    res = adv.run(release, original=t)
+    assert res.unresolved.all()
+    cert = certify(release, original=t, max_risk=1.0, max_reid_risk=1.0, params={"replay": {"rerun_limit": 2}})
+    assert cert.verdict == "fail"
 
 
 def test_mask_leaks_beyond_the_baseline_against_an_adversary_who_knows_it():

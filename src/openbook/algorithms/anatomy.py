@@ -165,6 +165,30 @@ def anatomize_groups(table: EncodedTable, group: np.ndarray, n_groups: int, l: i
     return new_group, int(n_new), parent, status.astype(bool)
 
 
+def anatomy_value_sets(counts: np.ndarray, l: int) -> list[tuple[int, ...]] | None:
+    """The value sets (sorted SA codes) of the groups Anatomy makes from one input group whose
+    SA counts are ``counts``, in creation order — a function of the counts alone (the top-ℓ
+    rounds, the residue rows) — or ``None`` when it keeps the group whole. Which rows of a
+    value fill which of its slots is the random part (the adversary's replay,
+    :mod:`openbook.attacks.replay.anatomized`)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    sa = np.repeat(np.arange(counts.size), counts)
+    out = np.empty(sa.size, dtype=np.int64)
+    _, status = _anatomy_kernel(sa, np.array([0, sa.size], dtype=np.int64), counts.size, int(l), out)
+    if not status[0]:
+        return None
+    groups: dict[int, list[int]] = {}
+    for g, v in zip(out.tolist(), sa.tolist()):
+        groups.setdefault(g, []).append(v)
+    return [tuple(sorted(vs)) for _, vs in sorted(groups.items())]
+
+
+def anatomy_l(name: str, l: Any, model: PrivacyModel, table: EncodedTable) -> int:
+    """Anatomy's ℓ for a run named ``name``: ``l`` or the model's, checked against the table
+    (:class:`InfeasibleError` when it is not ℓ-eligible)."""
+    return _check_l(name, l, model, table)
+
+
 def _check_l(name: str, l: Any, model: PrivacyModel, table: EncodedTable) -> int:
     if l is None:
         l = promised_l_int(model)
@@ -248,15 +272,22 @@ class Anatomized(Anonymizer):
     release_kind = "bucketized"
     minimality = False
     default_base = "rgg"
-    unaware = ("anatomization keeps its base algorithm's grouping, which depends on the SA: the adversary "
-               "who knows it replays the base algorithm over the anatomized groups, which the replay does "
-               "not support yet (on tiny tables the brute force puts people above the baseline, up to 1)")
+    unaware = ("anatomization keeps its base algorithm's grouping, which depends on the SA; over a randomized "
+               "base (RGG's coin flips) no adversary replays it yet (on tiny tables the brute force puts people "
+               "above the baseline, up to 1)")
 
     @classmethod
     def replay_method(cls, params: dict[str, Any], model: Any = None) -> str | None:
-        """Anatomization of no base is Anatomy (paper 000 §5.3 footnote 4): ``"sa-only"``;
-        over a base algorithm no adversary knows it (:attr:`unaware`)."""
-        return "sa-only" if params.get("base", cls.default_base) in ("none", "base") else None
+        """Anatomization of no base is Anatomy (paper 000 §5.3 footnote 4): ``"sa-only"``; over a
+        deterministic base, the base re-run on every possible world and Anatomy's draws weighed
+        in closed form (``"rerun"``: :mod:`openbook.attacks.replay.anatomized`, within the
+        replay's ``rerun_limit``); over a randomized one no adversary knows it (:attr:`unaware`)."""
+        from .registry import algorithm_class
+
+        base = params.get("base", cls.default_base)
+        if base in ("none", "base"):
+            return "sa-only"
+        return "rerun" if algorithm_class(base).deterministic else None
     parameter_constraints = {"l": Optional(Integer(minimum=1, strict=True)),
                              "base": Options("none", "base", *sorted(n for n in CATALOG if n not in ANATOMIZED_NAMES))}
 

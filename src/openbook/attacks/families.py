@@ -124,6 +124,11 @@ class ReplayAdversary(Adversary):
                 return Applies(False, f"re-running {alg} needs every person's published class")
             lw = log_worlds(release)
             limit = min(float(self.rerun_limit), float(self.exact_limit))
+            from .replay.attack import RERUN_SHORTCUTS
+
+            if lw > np.log(limit) + 1e-9 and alg not in RERUN_SHORTCUTS:
+                return Applies(True, f"{alg}: more possible worlds (e^{lw:.1f}) than rerun_limit={limit:g} to re-run "
+                                     "it on: its people are left unresolved (they count as failing)")
             if lw > np.log(limit) + 1e-9:
                 return Applies(True, f"{alg}: each of the e^{lw:.1f} possible worlds (above rerun_limit={limit:g} "
                                      "to re-run) weighed by the search's own decisions — which of the nodes it "

@@ -28,6 +28,7 @@ from ...progress import track
 from ...release import Partition
 from ...release.align import Alignment, align, published_classes, rows_by_sa, seated_sa
 from ..base import AttackResult, model_l
+from .anatomized import anatomized_units
 from .batch import batchable, chain_batchable, sample_chains, solve_batch
 from .engine import Unit
 from .generic import canonical, no_information, no_information_units, rerun_units, with_sa
@@ -44,6 +45,9 @@ DECISION_REPLAYS: dict[str, Any] = {"gg": gg_units, "rgg": gg_units, "sg": sg_un
 #: algorithms re-run on every world ("rerun") whose worlds their own decisions weigh instead,
 #: on any number of worlds: name -> units(algo, table, group, gcounts, levels) -> (units | None, why)
 RERUN_SHORTCUTS: dict[str, Any] = {"full-domain-search": lattice_units}
+#: algorithms re-run on every world within ``rerun_limit`` whose weight is a probability, not a
+#: yes/no (random draws): name -> units(algo, table, group, gcounts, levels) -> (units | None, why)
+RERUN_WEIGHTS: dict[str, Any] = {name: anatomized_units for name in ("anatomize", "gg-ana", "rgg-ana", "sg-ana")}
 #: a model that reads no SA (k-anonymity) makes every decision the same in every world: the
 #: replay then takes the grouping as given (tests switch it off to compare with the full replay)
 SHORTCUT_WITHOUT_SA = True
@@ -64,14 +68,22 @@ def replay_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.
         return DECISION_REPLAYS[algo.name](algo, table, group, gcounts, generalized=generalized)
     if no_information(algo):
         return no_information_units(group, gcounts)
-    if method == "rerun" and algo.name in RERUN_SHORTCUTS:
-        units, why = RERUN_SHORTCUTS[algo.name](algo, table, group, gcounts, levels)
-        if units is not None:  # weighed by the algorithm's own decisions, on any number of worlds
-            return units
-        if rerun_limit is not None and _log_worlds(gcounts) > np.log(rerun_limit) + 1e-9:
+    if method == "rerun":
+        why = "re-running the algorithm on every world is over rerun_limit"
+        if algo.name in RERUN_SHORTCUTS:
+            units, why = RERUN_SHORTCUTS[algo.name](algo, table, group, gcounts, levels)
+            if units is not None:  # weighed by the algorithm's own decisions, on any number of worlds
+                return units
+            why = f"{why}, and re-running the algorithm on every world is over rerun_limit"
+        over = rerun_limit is not None and _log_worlds(gcounts) > np.log(rerun_limit) + 1e-9
+        if not over and algo.name in RERUN_WEIGHTS:
+            units, why = RERUN_WEIGHTS[algo.name](algo, table, group, gcounts, levels)
+            if units is not None:
+                return units
+        if over or algo.name in RERUN_WEIGHTS:
             units = no_information_units(group, gcounts)
             units[0].unresolved = True
-            units[0].unresolved_reason = f"{why}, and re-running the algorithm on every world is over rerun_limit"
+            units[0].unresolved_reason = why
             return units
     publish = (lambda t, part: published_classes(t, part.group)) if generalized else None
     return rerun_units(algo, table, group, gcounts, publish)
