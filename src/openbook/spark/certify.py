@@ -108,7 +108,9 @@ def spark_certificate(view: ReleaseView, classes: dict[str, Any], tg: dict[str, 
     """The certificate (module docstring). ``classes``: the class pass's figures;
     ``n_people``: the original table's rows; ``n_absent`` people withheld, whose baseline
     posterior is ``absent_baseline`` (``{"max", "above", "dmax"}``); ``replay()``: the replay
-    finding's figures (:mod:`.replay`), ``None`` when the algorithm's replay cannot run here."""
+    finding's figures (:mod:`.replay`), ``None`` when the algorithm's replay cannot run here —
+    except for a grouping by the QIs or the SA alone (the replay's ``"qi-only"``/``"sa-only"``:
+    no world excluded), whose replay posterior is the class frequency: the baseline's figures."""
     from ..attacks.awareness import awareness
     from ..attacks.registry import adversaries as registry, make_adversary
     from ..certificate import FAIL, PASS, Certificate, certificate_lines
@@ -117,6 +119,9 @@ def spark_certificate(view: ReleaseView, classes: dict[str, Any], tg: dict[str, 
     params = dict(params or {})
     atgt, reid, ptarget, pkind = tg["atgt"], tg["reid"], tg["ptarget"], tg["pkind"]
     aware_name, why = awareness(view, params)
+    from ..attacks.awareness import replay_method
+
+    as_baseline = replay_method(view) in ("qi-only", "sa-only")
     plan = []
     for name in registry():
         kw = dict(params.get(name, {}))
@@ -128,6 +133,7 @@ def spark_certificate(view: ReleaseView, classes: dict[str, Any], tg: dict[str, 
             continue  # (the linkage adversary: no earlier releases to link with)
         plan.append((adv, applies))
     findings = []
+    base_figures: dict[str, Any] | None = None
     for adv, applies in plan:
         if on_step is not None:
             on_step(adv.name)
@@ -150,6 +156,16 @@ def spark_certificate(view: ReleaseView, classes: dict[str, Any], tg: dict[str, 
                          n_above=above, n_unresolved=n_people if classes.get("b_no_distance") else 0,
                          method="exact", params=adv.params(), distance_target=atgt.distance,
                          max_distance=dmax if atgt.distance is not None else None, **common)
+            base_figures = {"max": mx, "above": above, "dmax": dmax,
+                            "unresolved": n_people if classes.get("b_no_distance") else 0}
+        elif adv.name == "replay" and replay is None and as_baseline and base_figures is not None:
+            # no world excluded: the replay's posterior is the class frequency (the withheld people's
+            # as the baseline's — the classes failing the model are withheld whatever their values)
+            f = _finding(adv, applies, ran=True, max_posterior=base_figures["max"], n_people=n_people,
+                         n_absent=n_absent, n_above=base_figures["above"], n_unresolved=base_figures["unresolved"],
+                         method="exact", params=adv.params(), baseline_max_posterior=base_figures["max"],
+                         distance_target=atgt.distance,
+                         max_distance=base_figures["dmax"] if atgt.distance is not None else None, **common)
         elif adv.name == "reidentification":
             f = _finding(adv, applies, ran=True, max_posterior=classes.get("id_max"),
                          n_people=n_people - n_absent, n_absent=0, n_above=classes.get("id_above", 0),
