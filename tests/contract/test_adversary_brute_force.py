@@ -593,3 +593,21 @@ def test_full_domain_search_with_a_budget_under_k_anonymity_is_known(seed):
     assert cert.aware["adversary"] == "replay"
     l_release = make_algorithm("full-domain-search", model=make_model("l=2"), max_suppression=0.34).anonymize(t)
     assert not adv.knows_algorithm(l_release)
+
+
+def test_anatomization_with_people_of_equal_qis_is_unresolved_in_memory_and_from_files(tmp_path):
+    """People with equal QIs: which of them sits in which published group is Anatomy's secret
+    draw — in memory the publisher's seating, from the files one of many — so the replay does
+    not guess: unresolved both ways, the same certificate (the soundness suite found a pass in
+    memory that read back as a failure)."""
+    from openbook.release import load_release
+
+    df = pd.DataFrame({"age": [26, 23, 22, 21, 23, 23], "disease": ["flu", "cold", "hiv", "hiv", "flu", "cold"]})
+    t = encode(df, Schema.build(qi=["age:numeric"], sa="disease"))
+    release = make_algorithm("sg-ana", model=make_model("entropy-l=2")).anonymize(t)
+    mem = certify(release, original=t, max_risk=1.0, max_reid_risk=1.0)
+    release.save(tmp_path / "r.csv")
+    back = certify(load_release(tmp_path / "r.csv"), original=t, max_risk=1.0, max_reid_risk=1.0)
+    for cert in (mem, back):
+        (f,) = [f for f in cert.findings if f.adversary == "replay"]
+        assert f.ran and f.n_unresolved and cert.verdict == "fail"

@@ -15,12 +15,12 @@ How each algorithm's random choices are enumerated (``coins``):
 * ``rgg`` — the ties, and RGG's one decision, "add the next bucket", a Bernoulli(p) coin per
   decision (:func:`possible_worlds.coin_sequences`);
 * ``keys`` — a uniform random key per row, read only through the order within each SA value
-  (Anatomy, Base(Ana), anatomization of no base, Generalized Anatomy's strata):
+  (Anatomy, Base(Ana), anatomization of no base or of GG/SG — the base re-run as it is —,
+  Generalized Anatomy's strata):
   :func:`possible_worlds.within_cell_orders`, each order equally likely;
 * ``script`` — Set Anatomy's permutations, enumerated call by call
   (:func:`possible_worlds.every_outcome`);
-* ``skip`` — algorithms no adversary knows (MASK, ART, Injector, anatomization of an
-  SA-dependent base): their certificate never passes, so only the write/read agreement is
+* ``skip`` — algorithms no adversary knows (MASK, ART, Injector, anatomization of RGG): their certificate never passes, so only the write/read agreement is
   checked, and a pass would be reported as unsound.
 """
 
@@ -105,9 +105,9 @@ ALGOS: dict[str, Algo] = {a.name: a for a in (
     Algo("anatomize", "keys", families=L_FAMILIES, sizes=(4, 7)),
     Algo("set-anatomy", "script", families=SET_FAMILIES, sizes=(4, 6)),
     Algo("generalized-anatomy", "keys", sizes=(4, 7)),
-    Algo("gg-ana", "skip", families=L_FAMILIES, sizes=(5, 8)),
+    Algo("gg-ana", "keys", families=L_FAMILIES, sizes=(5, 8)),
     Algo("rgg-ana", "skip", families=L_FAMILIES, sizes=(5, 8)),
-    Algo("sg-ana", "skip", families=L_FAMILIES, sizes=(5, 8)),
+    Algo("sg-ana", "keys", families=L_FAMILIES, sizes=(5, 8)),
     Algo("mask", "skip", families=SET_FAMILIES, sizes=(5, 8)),
     Algo("art", "skip", families=SET_FAMILIES, sizes=(5, 8)),
     Algo("injector", "skip", families=SET_FAMILIES, sizes=(5, 8)),
