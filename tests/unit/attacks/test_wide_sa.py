@@ -205,33 +205,41 @@ def test_a_compact_result_refuses_rows_outside_its_matrix():
         AttackResult("x", np.zeros((2, 1)), ["v"], np.zeros(3, dtype=np.int64), rows=np.array([0, 1]))
 
 
-def test_certifying_k_anonymity_on_a_wide_sa_never_expands_the_posteriors(monkeypatch):
-    """The baseline and the replay keep one posterior row per class, and the certificate reads
-    them so: no per-person × per-value matrix is ever built (what took 8 GB on the issue's
-    28,000 × 6,000 case). Expanding is made to fail; the certificate is unchanged."""
+def _certified_without_expanding(monkeypatch, *, seed: int, n: int, wages: int, model: str,
+                                 **kw) -> tuple[dict, dict]:
+    """A Mondrian release of a synthetic wage table (``wages`` SA values) certified twice: as
+    usual, then with expanding a compact result made to fail — both certificates, timings
+    dropped."""
     from openbook.attacks.base import AttackResult
     from openbook.certificate import certify
     from openbook.data.schema import Schema
     from openbook.data.table import encode
 
-    rng = np.random.default_rng(3)
-    n = 2000
+    rng = np.random.default_rng(seed)
     df = pd.DataFrame({"edu": rng.integers(0, 16, n), "exp": rng.integers(0, 40, n),
-                       "region": rng.choice(list("NSEW"), n), "wage": rng.integers(0, 800, n).astype(str)})
+                       "region": rng.choice(list("NSEW"), n), "wage": rng.integers(0, wages, n).astype(str)})
     t = encode(df, Schema.build(qi=["edu:numeric", "exp:numeric", "region"], sa="wage"))
-    rel = make_algorithm("mondrian", model=make_model("k=5")).anonymize(t)
-    want = certify(rel, original=t, max_risk=1.0).to_dict()
+    rel = make_algorithm("mondrian", model=make_model(model)).anonymize(t)
+    want = certify(rel, original=t, max_risk=1.0, **kw).to_dict()
 
     def refuse(self):
         if self.rows is not None:
             raise AssertionError("the per-person matrix was built")
 
     monkeypatch.setattr(AttackResult, "_expand", refuse)
-    got = certify(rel, original=t, max_risk=1.0).to_dict()
+    got = certify(rel, original=t, max_risk=1.0, **kw).to_dict()
     for d in (want, got):
         d.pop("seconds", None)
         for f in d.get("adversaries", []):
             f.pop("seconds", None)
+    return want, got
+
+
+def test_certifying_k_anonymity_on_a_wide_sa_never_expands_the_posteriors(monkeypatch):
+    """The baseline and the replay keep one posterior row per class, and the certificate reads
+    them so: no per-person × per-value matrix is ever built (what took 8 GB on the issue's
+    28,000 × 6,000 case). Expanding is made to fail; the certificate is unchanged."""
+    want, got = _certified_without_expanding(monkeypatch, seed=3, n=2000, wages=800, model="k=5")
     assert got == want and got["verdict"] == "pass"
 
 
@@ -253,29 +261,8 @@ def test_certifying_t_closeness_reads_one_distance_per_shared_row(monkeypatch):
     against the table's: computed once per shared posterior row of a compact result, never
     on a per-person × per-value matrix (expanding is made to fail; the certificate, distances
     included, is unchanged)."""
-    from openbook.attacks.base import AttackResult
-    from openbook.certificate import certify
-    from openbook.data.schema import Schema
-    from openbook.data.table import encode
-
-    rng = np.random.default_rng(5)
-    n = 1500
-    df = pd.DataFrame({"edu": rng.integers(0, 16, n), "exp": rng.integers(0, 40, n),
-                       "region": rng.choice(list("NSEW"), n), "wage": rng.integers(0, 60, n).astype(str)})
-    t = encode(df, Schema.build(qi=["edu:numeric", "exp:numeric", "region"], sa="wage"))
-    rel = make_algorithm("mondrian", model=make_model("k=5,t=0.5")).anonymize(t)
-    want = certify(rel, original=t, max_risk=1.0, adversaries=["baseline"]).to_dict()
-
-    def refuse(self):
-        if self.rows is not None:
-            raise AssertionError("the per-person matrix was built")
-
-    monkeypatch.setattr(AttackResult, "_expand", refuse)
-    got = certify(rel, original=t, max_risk=1.0, adversaries=["baseline"]).to_dict()
-    for d in (want, got):
-        d.pop("seconds", None)
-        for f in d.get("adversaries", []):
-            f.pop("seconds", None)
+    want, got = _certified_without_expanding(monkeypatch, seed=5, n=1500, wages=60, model="k=5,t=0.5",
+                                             adversaries=["baseline"])
     assert got == want
     base = next(f for f in got["adversaries"] if f["adversary"] == "baseline")
     assert base["distance_target"] == 0.5 and base["max_distance"] is not None and 0 < base["max_distance"] <= 0.5
