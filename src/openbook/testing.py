@@ -125,7 +125,7 @@ def _check_anonymizer(cls: Any, name: str, model: Any, params: dict[str, Any], t
         raise _fail("traits", f"replay {method!r} is not one of {REPLAY_METHODS}")
     if method is None and not (isinstance(cls.unaware, str) and cls.unaware.strip()):
         raise _fail("traits", "no adversary knows the algorithm and it does not say why (unaware)")
-    if cls.withholds(params) not in ("fails-model", "gg-tail", "sensitive-only", "unknown"):
+    if cls.withholds(params) not in ("fails-model", "search-fails-model", "gg-tail", "sensitive-only", "unknown"):
         raise _fail("traits", f"withholds {cls.withholds(params)!r}")
     for trait in ("deterministic", "background_robust", "minimality"):
         if not isinstance(getattr(cls, trait), bool):

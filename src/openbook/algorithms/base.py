@@ -71,7 +71,8 @@ class Anonymizer(ABC):
     def withholds(cls, params: dict[str, Any]) -> str:
         """How a run with ``params`` chooses whom to suppress, as the absence adversary
         models it (:mod:`openbook.attacks.absence`): ``"fails-model"`` (the classes failing
-        the model), ``"gg-tail"`` (GG's last buckets), ``"sensitive-only"`` (rows of the
+        the model), ``"search-fails-model"`` (those of the node a lattice search chose, no
+        whole-table check), ``"gg-tail"`` (GG's last buckets), ``"sensitive-only"`` (rows of the
         sensitive set), or ``"unknown"`` (the absent people stay unresolved)."""
         return "unknown"
 

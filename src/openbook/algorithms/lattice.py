@@ -247,14 +247,15 @@ class Lattice:
             return float(self.lb[i])
         return None
 
-    def metric(self, levels, name: str) -> float:
+    def metric(self, levels, name: str, holds: np.ndarray | None = None) -> float:
         """The metric of the node at ``levels`` (a failing node's too: its failing classes
-        suppressed)."""
+        suppressed) — or, given ``holds`` (per class of the node), with the classes it marks
+        failing suppressed."""
         i = int(self._index(np.asarray(levels)))
         if name in ("height", "precision"):
             return self.value(i, name)
         cls = self._classes(levels)
-        supp, extra, dm = self._sums(cls, self.checker.holds(cls)[0])
+        supp, extra, dm = self._sums(cls, self.checker.holds(cls)[0] if holds is None else np.asarray(holds, bool))
         return dm if name == "discernibility" else float(self.lb[i]) + extra / (self.n * self.d)
 
     def loss_lower_bound(self, levels) -> float:
@@ -497,9 +498,9 @@ class FullDomainSearch(Anonymizer):
     parameter_constraints = {"max_suppression": Real(0.0, 1.0), "metric": Options(*METRICS),
                              "all_minimal": Boolean()}
 
-    unaware = ("with a suppression budget under a model that reads the SA, the search's metric and whom it "
-               "withholds depend on the SA: no adversary replays it (re-running it on every world needs every "
-               "person's published class)")
+    unaware = ("with a suppression budget under a model that judges every class against the table's "
+               "distribution (t-closeness), that distribution holds the withheld people's values: no adversary "
+               "replays the search")
 
     @classmethod
     def replay_method(cls, params: dict[str, Any], model: Any = None) -> str | None:
@@ -507,14 +508,28 @@ class FullDomainSearch(Anonymizer):
         model that reads no SA (k-anonymity) every node's verdict, metric and suppressed rows
         are functions of the QIs, so the search's choice and whom it withholds are the same in
         every world — ``"qi-only"`` (no world excluded; the withheld are the classes failing the
-        model); under any other model, unknown."""
+        model); under a model that judges each class alone, replayed by its decisions
+        (``"rerun"``: :mod:`openbook.attacks.replay.lattice` — exact when every node it could
+        have preferred fails in every world, the withheld people's values varied too; else
+        re-run on every world when nobody is withheld, unresolved otherwise); under
+        t-closeness, unknown."""
         if float(params.get("max_suppression") or 0.0) > 0:
-            return "qi-only" if model is not None and not getattr(model, "reads_sa", True) else None
+            if model is None:
+                return None
+            if not getattr(model, "reads_sa", True):
+                return "qi-only"
+            from ..models.t_closeness import TCloseness
+
+            parts = getattr(model, "models", None) or [model]
+            return None if any(isinstance(m, TCloseness) for m in parts) else cls.replay
         return cls.replay
 
     @classmethod
     def withholds(cls, params: dict[str, Any]) -> str:
-        return "fails-model"
+        """With a budget, the classes failing the model at the node the search chose — and no
+        whole-table check (the search publishes wherever some node satisfies within the
+        budget): ``"search-fails-model"``."""
+        return "search-fails-model" if float(params.get("max_suppression") or 0.0) > 0 else "fails-model"
 
     def __init__(self, *, model: PrivacyModel, max_suppression: float = 0.0, metric: str = "loss",
                  all_minimal: bool = False, seed: int | None = None) -> None:

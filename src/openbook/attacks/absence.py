@@ -291,9 +291,12 @@ def solve(problem: Problem, prior: np.ndarray, *, exact_limit: int = EXACT_LIMIT
 # the rules
 # ---------------------------------------------------------------------------------------
 def full_domain_problem(model: Any, domain: SADomain, published: np.ndarray, blocks: np.ndarray,
-                        prior: np.ndarray) -> Problem:
+                        prior: np.ndarray, validated: bool = True) -> Problem:
     """Full-domain recoding with a suppression budget: ``published`` are the published classes'
-    SA counts ``(K, m)``, ``blocks`` the suppressed class of each absent person."""
+    SA counts ``(K, m)``, ``blocks`` the suppressed class of each absent person. ``validated``:
+    the algorithm refuses a table failing the model's whole-table check (full-domain at fixed
+    levels); a lattice search with a budget does not (it publishes wherever a node satisfies
+    within the budget)."""
     from ..algorithms.full_domain import suppressed_classes
 
     _, cell = np.unique(blocks, return_inverse=True)
@@ -310,7 +313,8 @@ def full_domain_problem(model: Any, domain: SADomain, published: np.ndarray, blo
     def accept(counts: np.ndarray) -> np.ndarray:
         W = counts.shape[0]
         tot = counts.sum(axis=1) + total_pub[None, :]
-        ok = np.array([validate_ok(model, domain, t, vcache) is True for t in tot], dtype=bool)
+        ok = (np.array([validate_ok(model, domain, t, vcache) is True for t in tot], dtype=bool) if validated
+              else np.ones(W, dtype=bool))
         if not ref:  # the decision reads each class alone: every suppressed class fails
             fails = ~np.asarray(model.holds(counts.reshape(W * B, -1), domain), dtype=bool).reshape(W, B)
             return ok & fails.all(axis=1)
@@ -323,7 +327,7 @@ def full_domain_problem(model: Any, domain: SADomain, published: np.ndarray, blo
     def block_accept(b: int, counts: np.ndarray) -> np.ndarray:
         return ~np.asarray(model.holds(counts.reshape(counts.shape[0], -1), domain), dtype=bool)
 
-    separable = not ref and validate_constant(model, domain, total_pub, n_abs, prior)
+    separable = not ref and (not validated or validate_constant(model, domain, total_pub, n_abs, prior))
     return Problem(cell=cell, sizes=sizes, block=np.arange(B), accept=accept, block_accept=block_accept,
                    separable=separable)
 

@@ -120,11 +120,18 @@ class ReplayAdversary(Adversary):
             # a suppression budget makes the trait unknown (decided on what the files say too,
             # the budget, not whether it was used: issue 26); a release that withheld people
             # without one is not this algorithm's
+            from .replay.attack import RERUN_SHORTCUTS
+
+            budget = float((provenance(release).get("params") or {}).get("max_suppression") or 0.0) > 0
+            if alg in RERUN_SHORTCUTS and budget:
+                return Applies(True, f"{alg} with a suppression budget, replayed by its decisions: exact when every "
+                                     "node it could have preferred over the published one fails in every world (the "
+                                     "withheld people's values varied too), else re-run on every world when nobody is "
+                                     "withheld and they are few; otherwise its people are unresolved")
             if int(release.meta.get("n_suppressed", 0) or 0):
                 return Applies(False, f"re-running {alg} needs every person's published class")
             lw = log_worlds(release)
             limit = min(float(self.rerun_limit), float(self.exact_limit))
-            from .replay.attack import RERUN_SHORTCUTS
 
             if lw > np.log(limit) + 1e-9 and alg not in RERUN_SHORTCUTS:
                 return Applies(True, f"{alg}: more possible worlds (e^{lw:.1f}) than rerun_limit={limit:g} to re-run "

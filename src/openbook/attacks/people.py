@@ -92,10 +92,12 @@ def suppression_rule(release: Any) -> str:
     return "unknown" if cls is None else str(cls.withholds(dict(params)))
 
 
-def _target_masks(targets: Sequence[str], domain: Any, masks: np.ndarray) -> np.ndarray:
+def _target_masks(targets: Sequence[str], domain: Any, masks: np.ndarray, table_values: Sequence[str] = ()) -> np.ndarray:
     """One mask over the release's SA values per target of a result: a value (none when the
-    release does not publish it), a sensitive set ``set:NAME``, else the given row."""
+    release does not publish it: a value of the table, ``table_values``, that no published row
+    holds), a sensitive set ``set:NAME``, else the given row."""
     values = [str(v) for v in domain.values]
+    unpublished = set(map(str, table_values)) - set(values)
     masks = np.asarray(masks, dtype=bool)
     out = np.zeros((len(targets), len(values)), dtype=bool)
     for j, name in enumerate(targets):
@@ -103,27 +105,40 @@ def _target_masks(targets: Sequence[str], domain: Any, masks: np.ndarray) -> np.
             out[j] = np.asarray(domain.sensitive_mask(name[4:]), dtype=bool)
         elif name in values:
             out[j, values.index(name)] = True
+        elif name in unpublished:  # nobody absent holds it: the prior is the published distribution
+            continue
         elif j < masks.shape[0] and masks.shape[1] == len(values):
             out[j] = masks[j]
     return out
 
 
-def _absence_problem(rule: str, release: Any, original: Any, absent: np.ndarray, model: Any, counts: np.ndarray,
+def _absence_problem(rule: str, release: Any, original: Any, group: np.ndarray, model: Any, counts: np.ndarray,
                      domain: Any, prior: np.ndarray) -> tuple[Any, str]:
-    """The :class:`.absence.Problem` of ``rule`` for the absent rows of ``original`` (``None``
-    and why, when the rule cannot be stated)."""
+    """The :class:`.absence.Problem` of ``rule`` for the absent rows of ``original`` (group
+    ``-1``; ``None`` and why, when the rule cannot be stated)."""
     from . import absence
 
+    absent = group < 0
     rows = np.flatnonzero(absent)
-    if rule == "fails-model":
+    if rule in ("fails-model", "search-fails-model"):
         if release.meta.get("levels") is None:
             return None, "the release does not record its levels"
         from ..data.grouping import group_ids
 
+        if rule == "search-fails-model":  # the search's choice must exclude no absent world
+            from .replay import algorithm_from_provenance
+            from .replay.lattice import preferred_nodes_fail
+
+            algo = algorithm_from_provenance(provenance(release), release.meta.get("model"))
+            ok, why = preferred_nodes_fail(algo, original, group, release.meta["levels"])
+            if not ok:
+                return None, why
+
         gen = [original.hierarchy(n).generalize(original.columns[n].codes[rows], int(lv))
                for n, lv in zip(release.qi, release.meta["levels"])]
         blocks, _ = group_ids(gen)
-        return absence.full_domain_problem(model, domain, counts, blocks, prior), ""
+        return absence.full_domain_problem(model, domain, counts, blocks, prior,
+                                           validated=rule == "fails-model"), ""
     if rule == "gg-tail":
         prov = provenance(release)
         if float((prov.get("params") or {}).get("p") or 0.0) > 0:
@@ -160,7 +175,7 @@ def fill_absent(result: AttackResult, release: Any, original: Any, masks: np.nda
     from .baseline import release_model
 
     model = release_model(release)
-    tmasks = _target_masks(result.targets, domain, masks)
+    tmasks = _target_masks(result.targets, domain, masks, [str(v) for v in original.sa_domain.values])
     sens_mask = None
     problem, why = None, "unknown suppression rule"
     if rule == "sensitive-only":
@@ -169,8 +184,8 @@ def fill_absent(result: AttackResult, release: Any, original: Any, masks: np.nda
         prov = provenance(release)
         name = sensitive_set_name((prov.get("params") or {}).get("sensitive_set"), model, "art")
         sens_mask = domain.sensitive_mask(name)
-    elif rule in ("fails-model", "gg-tail"):
-        problem, why = _absence_problem(rule, release, original, absent, model, counts, domain, prior)
+    elif rule in ("fails-model", "search-fails-model", "gg-tail"):
+        problem, why = _absence_problem(rule, release, original, result.group, model, counts, domain, prior)
     ab = absence_posterior(problem, prior, tmasks, rule=rule, sensitive_mask=sens_mask, n_absent=int(absent.sum()),
                            seed=seed, why=why)
     result.set_rows(absent, ab.posterior, ab.stderr)

@@ -3,7 +3,8 @@ every node the search could have preferred over the published one fails in every
 world is excluded and the exact posterior is the class frequency; otherwise each world is
 weighed by whether the search, given which nodes satisfy, chooses the published node — both
 checked against a brute force over every world re-running the search (exactly, and sampled
-within 4 standard errors); with a suppression budget no adversary knows the search."""
+within 4 standard errors); with a suppression budget, the same when the absent people's
+values range over everything (else unresolved), and under t-closeness no adversary knows it."""
 
 from __future__ import annotations
 
@@ -84,16 +85,17 @@ def test_undecided_releases_are_weighed_by_the_searchs_decisions_sampled_within_
         assert res.stderr.max() > 0  # sampled
 
 
-def test_with_a_budget_no_adversary_knows_the_search():
-    """A suppression budget makes the metric (and whom the search withholds) depend on the SA:
-    the trait says no adversary knows it, and the certificate fails with that reason — even
-    when nobody was suppressed (the files show the budget, not whether it was used)."""
+def test_with_a_budget_under_t_closeness_no_adversary_knows_the_search():
+    """Under t-closeness every class is judged against a distribution the withheld people's
+    values are part of: the trait says no adversary knows the search with a budget, and the
+    certificate fails with that reason — even when nobody was suppressed (the files show the
+    budget, not whether it was used)."""
     from openbook.certificate import certify
 
     rng = np.random.default_rng(2)
     for _ in range(200):
         t = _table(rng.integers(0, 3, size=(7, 2)), rng.integers(0, 3, size=7), 3)
-        algo = make_algorithm("full-domain-search", model=make_model("l=2"), max_suppression=0.2)
+        algo = make_algorithm("full-domain-search", model=make_model("t=0.4"), max_suppression=0.2)
         try:
             rel = algo.anonymize(t)
         except OpenbookError:

@@ -69,13 +69,15 @@ def replay_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.
     if no_information(algo):
         return no_information_units(group, gcounts)
     if method == "rerun":
-        why = "re-running the algorithm on every world is over rerun_limit"
+        withheld = bool(np.any(np.asarray(group) < 0))  # a re-run would need the withheld people's values
+        why = ("re-running the algorithm on a world needs the withheld people's values, which the release "
+               "does not give" if withheld else "re-running the algorithm on every world is over rerun_limit")
         if algo.name in RERUN_SHORTCUTS:
-            units, why = RERUN_SHORTCUTS[algo.name](algo, table, group, gcounts, levels)
+            units, reason = RERUN_SHORTCUTS[algo.name](algo, table, group, gcounts, levels)
             if units is not None:  # weighed by the algorithm's own decisions, on any number of worlds
                 return units
-            why = f"{why}, and re-running the algorithm on every world is over rerun_limit"
-        over = rerun_limit is not None and _log_worlds(gcounts) > np.log(rerun_limit) + 1e-9
+            why = f"{reason}, and {why}"
+        over = withheld or (rerun_limit is not None and _log_worlds(gcounts) > np.log(rerun_limit) + 1e-9)
         if not over and algo.name in RERUN_WEIGHTS:
             units, why = RERUN_WEIGHTS[algo.name](algo, table, group, gcounts, levels)
             if units is not None:

@@ -19,8 +19,25 @@ floor). Then no world is excluded and the exact posterior is the class frequency
 number of worlds. Otherwise :func:`lattice_units` gives one unit over the table whose world
 weight is 1 iff the search, given which of the remaining nodes satisfy in the world, chooses
 ``N*`` (least metric, ties within the slack to the least height, then index:
-``Lattice.optimize``) — enumerated when the worlds are few, sampled beyond. With a suppression
-budget the metric depends on the SA and this does not apply.
+``Lattice.optimize``) — enumerated when the worlds are few, sampled beyond.
+
+**With a suppression budget** (under a model that judges each class alone; t-closeness
+compares every class with a distribution the withheld people are part of, and is refused) a
+node satisfies when the rows of its failing classes are at most the budget, its metric
+counts the classes it withholds, and a world also gives each absent person a value (the
+adversary's prior: the published distribution). A world gives the release iff the search
+chooses ``N*`` and withholds exactly the release's absent people — whole classes of ``N*``,
+which fail there; ``N*``'s own metric is then the same in every such world. Another node's
+metric is at least its value with nothing withheld (a withheld row costs at least what
+generalizing it costs), so only nodes with that value at most ``N*``'s can be preferred; such
+a node is ruled out in every world when the rows of its classes that fail at every point of
+their box (absent people contributing anything from 0 to all of each published value) exceed
+the budget, or when its metric with those classes withheld already exceeds ``N*``'s. When
+every candidate is ruled out no world is excluded: the published people's posterior is their
+class frequency and the absent people's that of their classes failing the model
+(:mod:`openbook.attacks.absence`, with no whole-table check: the search publishes wherever a
+node satisfies). Otherwise the people are unresolved (a re-run would need the absent people's
+values); with nobody absent and few worlds, the search is re-run on each.
 """
 
 from __future__ import annotations
@@ -42,50 +59,68 @@ class _Search:
 
     def __init__(self, algo: Any, table: EncodedTable, group: np.ndarray, levels: Any) -> None:
         from ...algorithms.lattice import Lattice, tie_slack
+        from ..absence import compares_with_table
 
         self.why = ""
         self.dependent: list[int] = []
-        if float(getattr(algo, "max_suppression", 0.0) or 0.0) > 0:
-            self.why = "a suppression budget makes the metric depend on the SA"
+        self.model = model = algo.model
+        budget = float(getattr(algo, "max_suppression", 0.0) or 0.0) > 0
+        if budget and getattr(model, "reads_sa", True) and compares_with_table(model):
+            self.why = ("with a suppression budget every class is judged against a distribution the "
+                        "withheld people are part of")
             return
         group = np.asarray(group, dtype=np.int64)
-        if np.any(group < 0):
+        if not budget and np.any(group < 0):
             self.why = "the release withheld people"
             return
-        self.model = model = algo.model
-        self.lat = lat = Lattice(table, model, 0.0)
+        self.lat = lat = Lattice(table, model, float(getattr(algo, "max_suppression", 0.0) or 0.0))
         levels = algo.release_levels() if levels is None else levels
         if levels is None:
             self.why = "the published node is not known"
             return
         self.star = star = int(lat._index(np.asarray(levels)))
-        at_star = np.asarray(lat.engine.classes(lat.nodes[star]).combo_class, dtype=np.int64)[lat.row_combo]
-        if not np.array_equal(canonical(at_star), canonical(group)):  # a stale or foreign node: decide nothing
+        ev = lat.evaluate(lat.nodes[star])
+        at_star = np.asarray(ev["combo_class"], dtype=np.int64)[lat.row_combo]
+        # a world gives the release iff the search chooses this node and withholds exactly the
+        # release's absent people: whole classes of the node (the ones failing the model)
+        whole = np.bincount(at_star[group < 0], minlength=int(ev["n_classes"]))
+        if (not np.array_equal(canonical(np.where(group < 0, -1, at_star)), canonical(group))
+                or np.any((whole > 0) & (whole != ev["sizes"]))):  # a stale or foreign node: decide nothing
             self.why = f"the classes of node {list(levels)} are not the release's"
             return
         metric = str(algo.metric)
-        if metric == "discernibility":
-            values = np.array([float(np.square(lat.engine.classes(lat.nodes[i]).sizes.astype(np.float64)).sum())
-                               for i in range(lat.grid.size)])
-        else:
-            got = [lat.value(i, metric) for i in range(lat.grid.size)]  # the QIs' alone at budget 0
-            values = np.array([np.inf if v is None else float(v) for v in got])
-        self.values, self.v_star = values, float(values[star])
-        cand = np.flatnonzero(values <= self.v_star + tie_slack(self.v_star))
+        self.values = values = _lower_metric(lat, metric)
+        # the published node's own metric is the same in every world giving the release (its
+        # withheld classes are the release's); another node's is at least its value with
+        # nothing withheld (a withheld row costs at least what generalizing it costs)
+        self.v_star = v_star = float(values[star] if not budget else lat.metric(lat.nodes[star], metric))
+        cand = np.flatnonzero(values <= v_star + tie_slack(v_star))
         self.cand = cand[cand != star]
         if not getattr(model, "reads_sa", True):
             return  # every node's verdict is the same in every world
-        n_cls = int(group.max()) + 1 if group.size else 0
+        kept = group >= 0
+        n_cls = int(group.max()) + 1 if kept.any() else 0
         K = table.group_sa_counts(group, n_cls).astype(np.int64)  # the published multisets
         csize = K.sum(axis=1)
         floor = size_floor(model)
+        # an absent person may hold any value the release publishes (the adversary's prior)
+        possible = K.sum(axis=0) > 0
         self.node_class: list[np.ndarray] = []
+        top = v_star + tie_slack(v_star)
         for i in self.cand.tolist():
             cls = lat.engine.classes(lat.nodes[i])
             node_class = np.asarray(cls.combo_class, dtype=np.int64)[lat.row_combo]
-            if not _fails_everywhere(model, table, node_class, int(cls.n_classes), group, K, csize, floor):
-                self.dependent.append(i)
-                self.node_class.append(node_class)
+            surely = _surely_failing(model, table, node_class, int(cls.n_classes), group, K, csize, floor, possible)
+            if int(cls.sizes[surely].sum()) > lat.budget:
+                continue  # fails in every world
+            if budget and lat.metric(lat.nodes[i], metric, holds=~surely) > top:
+                continue  # where it satisfies it withholds at least these classes: never preferred
+            self.dependent.append(i)
+            self.node_class.append(node_class)
+        if budget and self.dependent:  # the worlds it weighs would need the absent people's values
+            i = self.dependent[0]
+            self.why = (f"node {lat.nodes[i].tolist()} (metric at least {values[i]:.6g}, the published node's "
+                        f"{v_star:.6g}) could satisfy the model within the suppression budget in some world")
 
     def chosen_is_published(self, sat: np.ndarray) -> np.ndarray:
         """Per world (rows of ``sat``: which of :attr:`dependent` satisfy), does the search
@@ -152,24 +187,46 @@ def lattice_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np
     return [Unit(rows, np.arange(n, dtype=np.int64), leaf.astype(np.int64), gcounts, lik, "lattice")], ""
 
 
-def _fails_everywhere(model: Any, table: EncodedTable, node_class: np.ndarray, n_node: int, group: np.ndarray,
-                      K: np.ndarray, csize: np.ndarray, floor: int) -> bool:
-    """Does some class of the node fail at every point of its box of possible counts?"""
+def _lower_metric(lat: Any, metric: str) -> np.ndarray:
+    """Per node, its metric with nothing withheld — a function of the QIs; with a suppression
+    budget a lower bound on the metric in every world (a withheld row costs 1 per QI in the
+    loss, ``n >= |C|`` in the discernibility: at least what keeping it costs), without one
+    the metric itself. Height and precision never read the SA."""
+    if metric == "discernibility":
+        return np.array([float(np.square(lat.engine.classes(lat.nodes[i]).sizes.astype(np.float64)).sum())
+                         for i in range(lat.grid.size)])
+    if metric == "loss":
+        return np.asarray(lat.lb, dtype=np.float64)
+    return np.array([float(lat.value(i, metric)) for i in range(lat.grid.size)])
+
+
+def _surely_failing(model: Any, table: EncodedTable, node_class: np.ndarray, n_node: int, group: np.ndarray,
+                    K: np.ndarray, csize: np.ndarray, floor: int, possible: np.ndarray | None = None) -> np.ndarray:
+    """Per class of the node, does it fail at every point of its box of possible counts (so in
+    every world)? A published class gives each node class it meets between the fewest and
+    the most of each value it could; an absent person (group ``-1``) anything from 0 to all of
+    the values ``possible``."""
     sizes = np.bincount(node_class, minlength=n_node)
-    if floor > 1 and np.any((sizes > 0) & (sizes < floor)):
-        return True
-    # the (node class, published class) pieces, their sizes, and each piece's box
-    pair = node_class * (int(group.max()) + 1) + group
-    keys, n_piece = np.unique(pair, return_counts=True)
-    nc, pc = keys // (int(group.max()) + 1), keys % (int(group.max()) + 1)
-    n_piece = n_piece[:, None]
-    lo = np.maximum(0, n_piece - (csize[pc][:, None] - K[pc]))
-    hi = np.minimum(n_piece, K[pc])
+    surely = np.zeros(n_node, dtype=bool)
+    if floor > 1:
+        surely |= (sizes > 0) & (sizes < floor)
     v = K.shape[1]
     box_lo = np.zeros((n_node, v), dtype=np.int64)
     box_hi = np.zeros((n_node, v), dtype=np.int64)
-    np.add.at(box_lo, nc, lo)
-    np.add.at(box_hi, nc, hi)
-    verdict = np.asarray(model.box_verdict(box_lo, box_hi, sizes, table.sa_domain))
-    return bool(np.any(verdict == 0))
-
+    kept = group >= 0
+    if kept.any():  # the (node class, published class) pieces, their sizes, and each piece's box
+        m = int(group.max()) + 1
+        pair = node_class[kept] * m + group[kept]
+        keys, n_piece = np.unique(pair, return_counts=True)
+        nc, pc = keys // m, keys % m
+        n_piece = n_piece[:, None]
+        np.add.at(box_lo, nc, np.maximum(0, n_piece - (csize[pc][:, None] - K[pc])))
+        np.add.at(box_hi, nc, np.minimum(n_piece, K[pc]))
+    if not kept.all():
+        absent = np.bincount(node_class[~kept], minlength=n_node)
+        reach = np.ones(v, dtype=bool) if possible is None else np.asarray(possible, dtype=bool)
+        box_hi += absent[:, None] * reach[None, :]
+    used = sizes > 0
+    verdict = np.asarray(model.box_verdict(box_lo[used], box_hi[used], sizes[used], table.sa_domain))
+    surely[np.flatnonzero(used)[verdict == 0]] = True
+    return surely
