@@ -609,11 +609,13 @@ def _budget_case(rng, model: str):
     return t, lambda: make_algorithm("full-domain-search", model=make_model(model), max_suppression=0.3)
 
 
-def _budget_brute_force(t, make, group):
+def _budget_brute_force(t, make, group, minimal):
     """Every world of everyone's SA (i.i.d. from the published distribution — the replay's
     prior of an absent person; conditioned on the published multisets it is uniform over
     their arrangements), kept iff the search re-run on it withholds the same people and
-    publishes the same classes with the same multisets: exact fractions."""
+    publishes the same classes with the same multisets and the same provenance (whether the
+    chosen node is minimal, ``minimal``: public, and with a budget a function of the SA):
+    exact fractions."""
     from fractions import Fraction
 
     kept = group >= 0
@@ -635,10 +637,12 @@ def _budget_brute_force(t, make, group):
             if weight == 0:
                 continue
             try:
-                g = make().partition(with_sa(t, w)).group
+                part = make().partition(with_sa(t, w))
             except OpenbookError:  # no node satisfies within the budget: no release
                 continue
-            yield w, weight * int(same_grouping(g, group) and multisets(g, w) == want)
+            g = part.group  # the same classes, multisets and published flag "is the chosen node minimal"
+            yield w, weight * int(same_grouping(g, group) and multisets(g, w) == want
+                                  and part.provenance["minimality"] == minimal)
 
     return np.asarray(posterior(worlds(), t.n_rows, v), dtype=np.float64)
 
@@ -671,7 +675,7 @@ def test_with_a_budget_the_search_is_replayed_exactly_or_left_unresolved(model):
             unresolved += 1
             continue
         exact += 1
-        brute = _budget_brute_force(t, make, group)
+        brute = _budget_brute_force(t, make, group, release.meta["algorithm"]["minimality"])
         values = [str(x) for x in t.sa_domain.values]
         for j, target in enumerate(res.targets):  # a value, or the sensitive set's total
             mask = (np.asarray(t.sa_domain.sensitive_mask(target[4:]), dtype=bool) if target.startswith("set:")

@@ -510,9 +510,8 @@ class FullDomainSearch(Anonymizer):
         every world — ``"qi-only"`` (no world excluded; the withheld are the classes failing the
         model); under a model that judges each class alone, replayed by its decisions
         (``"rerun"``: :mod:`openbook.attacks.replay.lattice` — exact when every node it could
-        have preferred fails in every world, the withheld people's values varied too; else
-        re-run on every world when nobody is withheld, unresolved otherwise); under
-        t-closeness, unknown."""
+        have preferred is ruled out in every world, the withheld people's values varied too;
+        unresolved otherwise); under t-closeness, unknown."""
         if float(params.get("max_suppression") or 0.0) > 0:
             if model is None:
                 return None

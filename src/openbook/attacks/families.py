@@ -126,8 +126,7 @@ class ReplayAdversary(Adversary):
             if alg in RERUN_SHORTCUTS and budget:
                 return Applies(True, f"{alg} with a suppression budget, replayed by its decisions: exact when every "
                                      "node it could have preferred over the published one fails in every world (the "
-                                     "withheld people's values varied too), else re-run on every world when nobody is "
-                                     "withheld and they are few; otherwise its people are unresolved")
+                                     "withheld people's values varied too); otherwise its people are unresolved")
             if int(release.meta.get("n_suppressed", 0) or 0):
                 return Applies(False, f"re-running {alg} needs every person's published class")
             lw = log_worlds(release)

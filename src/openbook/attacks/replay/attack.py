@@ -70,14 +70,18 @@ def replay_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.
         return no_information_units(group, gcounts)
     if method == "rerun":
         withheld = bool(np.any(np.asarray(group) < 0))  # a re-run would need the withheld people's values
+        budget = algo.name in RERUN_SHORTCUTS and float(algo.params().get("max_suppression") or 0.0) > 0
         why = ("re-running the algorithm on a world needs the withheld people's values, which the release "
-               "does not give" if withheld else "re-running the algorithm on every world is over rerun_limit")
+               "does not give" if withheld else
+               "a re-run compares groupings, not whether the chosen node is minimal (published, and with a "
+               "suppression budget a function of the SA)" if budget else
+               "re-running the algorithm on every world is over rerun_limit")
         if algo.name in RERUN_SHORTCUTS:
             units, reason = RERUN_SHORTCUTS[algo.name](algo, table, group, gcounts, levels)
             if units is not None:  # weighed by the algorithm's own decisions, on any number of worlds
                 return units
             why = f"{reason}, and {why}"
-        over = withheld or (rerun_limit is not None and _log_worlds(gcounts) > np.log(rerun_limit) + 1e-9)
+        over = withheld or budget or (rerun_limit is not None and _log_worlds(gcounts) > np.log(rerun_limit) + 1e-9)
         if not over and algo.name in RERUN_WEIGHTS:
             units, why = RERUN_WEIGHTS[algo.name](algo, table, group, gcounts, levels)
             if units is not None:

@@ -32,12 +32,14 @@ metric is at least its value with nothing withheld (a withheld row costs at leas
 generalizing it costs), so only nodes with that value at most ``N*``'s can be preferred; such
 a node is ruled out in every world when the rows of its classes that fail at every point of
 their box (absent people contributing anything from 0 to all of each published value) exceed
-the budget, or when its metric with those classes withheld already exceeds ``N*``'s. When
-every candidate is ruled out no world is excluded: the published people's posterior is their
+the budget, or — for a node not under ``N*`` — when its metric with those classes withheld
+already exceeds ``N*``'s (a node under ``N*`` must fail in every world: the release publishes
+whether ``N*`` is minimal, ``provenance["minimality"]``). When every candidate is ruled out
+no world is excluded: the published people's posterior is their
 class frequency and the absent people's that of their classes failing the model
 (:mod:`openbook.attacks.absence`, with no whole-table check: the search publishes wherever a
-node satisfies). Otherwise the people are unresolved (a re-run would need the absent people's
-values); with nobody absent and few worlds, the search is re-run on each.
+node satisfies). Otherwise the people are unresolved: a re-run would need the absent people's
+values, and with nobody absent it would have to weigh the published minimality flag too.
 """
 
 from __future__ import annotations
@@ -107,14 +109,17 @@ class _Search:
         possible = K.sum(axis=0) > 0
         self.node_class: list[np.ndarray] = []
         top = v_star + tie_slack(v_star)
+        below = np.all(lat.nodes <= lat.nodes[star], axis=1)  # a node under N* satisfying makes it not minimal
         for i in self.cand.tolist():
             cls = lat.engine.classes(lat.nodes[i])
             node_class = np.asarray(cls.combo_class, dtype=np.int64)[lat.row_combo]
             surely = _surely_failing(model, table, node_class, int(cls.n_classes), group, K, csize, floor, possible)
             if int(cls.sizes[surely].sum()) > lat.budget:
                 continue  # fails in every world
-            if budget and lat.metric(lat.nodes[i], metric, holds=~surely) > top:
-                continue  # where it satisfies it withholds at least these classes: never preferred
+            if budget and not below[i] and lat.metric(lat.nodes[i], metric, holds=~surely) > top:
+                # where it satisfies it withholds at least these classes: never preferred. (A node
+                # under N* must fail in every world: whether N* is minimal is published.)
+                continue
             self.dependent.append(i)
             self.node_class.append(node_class)
         if budget and self.dependent:  # the worlds it weighs would need the absent people's values
