@@ -92,6 +92,9 @@ class Problem:
     block_accept: Callable[[int, np.ndarray], np.ndarray] | None = None
     separable: bool = False
     notes: dict[str, Any] = field(default_factory=dict)
+    #: the solved posterior is only bounded: times this factor (``1 / P(A)``, a lower bound on
+    #: the probability that a further decision of the algorithm excludes no world) an upper bound
+    inflate: float = 1.0
 
 
 def _compositions(n: int, m: int) -> np.ndarray:
@@ -396,4 +399,7 @@ def absence_posterior(problem: Problem | None, prior: np.ndarray, masks: np.ndar
     # a target's share is a sum of values' shares: its standard error at most the sum of theirs
     se[:] = np.nan_to_num(share_se[cell], nan=0.0, posinf=1.0) @ fmask.T
     unresolved[:] = unres[cell] | np.isnan(post).any(axis=1)
+    if problem.inflate > 1.0:  # an upper bound, stated as the posterior plus three standard errors
+        se[:] = (np.minimum(1.0, (post + 3.0 * se) * problem.inflate) - post) / 3.0
+        method = f"{method}, bounded: divided by a lower bound ({1.0 / problem.inflate:.4f}) on P(no world excluded)"
     return AbsencePosterior(post, se, unresolved, method, rule)

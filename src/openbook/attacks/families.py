@@ -126,7 +126,8 @@ class ReplayAdversary(Adversary):
             if alg in RERUN_SHORTCUTS and budget:
                 return Applies(True, f"{alg} with a suppression budget, replayed by its decisions: exact when every "
                                      "node it could have preferred over the published one fails in every world (the "
-                                     "withheld people's values varied too); otherwise its people are unresolved")
+                                     "withheld people's values varied too); else bounded from above by the probability that a "
+                                     "world rules them all out; unresolved when none does")
             if int(release.meta.get("n_suppressed", 0) or 0):
                 return Applies(False, f"re-running {alg} needs every person's published class")
             lw = log_worlds(release)

@@ -125,20 +125,27 @@ def _absence_problem(rule: str, release: Any, original: Any, group: np.ndarray, 
             return None, "the release does not record its levels"
         from ..data.grouping import group_ids
 
+        inflate = 1.0
         if rule == "search-fails-model":  # the search's choice must exclude no absent world
             from .replay import algorithm_from_provenance
-            from .replay.lattice import preferred_nodes_fail
+            from .replay.lattice import _Search, acceptance_bound
 
             algo = algorithm_from_provenance(provenance(release), release.meta.get("model"))
-            ok, why = preferred_nodes_fail(algo, original, group, release.meta["levels"])
-            if not ok:
-                return None, why
+            s = _Search(algo, original, group, release.meta["levels"])
+            if s.dependent and s.budget:  # bounded: divided by P(every such node ruled out)
+                low, _, drawn = acceptance_bound(s, original, group)
+                if low <= 0:
+                    return None, f"{s.why}; no world of the {drawn:,} drawn rules every such node out"
+                inflate = 1.0 / low
+            elif s.why or s.dependent:
+                return None, s.why or "a node the search could have preferred could satisfy in some world"
 
         gen = [original.hierarchy(n).generalize(original.columns[n].codes[rows], int(lv))
                for n, lv in zip(release.qi, release.meta["levels"])]
         blocks, _ = group_ids(gen)
-        return absence.full_domain_problem(model, domain, counts, blocks, prior,
-                                           validated=rule == "fails-model"), ""
+        problem = absence.full_domain_problem(model, domain, counts, blocks, prior, validated=rule == "fails-model")
+        problem.inflate = inflate
+        return problem, ""
     if rule == "gg-tail":
         prov = provenance(release)
         if float((prov.get("params") or {}).get("p") or 0.0) > 0:

@@ -120,3 +120,15 @@ def test_a_unit_too_large_to_weigh_at_once_is_unresolved_not_a_memory_error(monk
     res = replay_attack(t, part.group, algo, levels=levels, force_sample=True, worlds=100)
     assert res.unresolved_mask().all()
     assert "too many to weigh at once" in res.notes["unresolved"][0]["reason"]
+
+
+def test_the_acceptance_bound_is_wilsons_lower_bound():
+    """The lower bound on P(every preferred node ruled out) that scales a search's figures:
+    0 with no accepted world, ``n / (n + z²)`` with every world accepted (Wilson at p = 1),
+    below the observed share and rising towards it with more worlds."""
+    from openbook.attacks.replay.lattice import BOUND_Z, _wilson_low
+
+    assert _wilson_low(0, 2000, BOUND_Z) == 0.0
+    assert _wilson_low(2000, 2000, BOUND_Z) == pytest.approx(2000 / (2000 + BOUND_Z**2), rel=1e-12)
+    lows = [_wilson_low(n // 2, n, BOUND_Z) for n in (100, 1000, 10_000)]
+    assert all(x < 0.5 for x in lows) and lows == sorted(lows)

@@ -190,7 +190,7 @@ def replay_attack(table: EncodedTable, group: np.ndarray, algorithm: Any, *, wor
         if r is None:
             r = solve_unit(u, masks, worlds=worlds, seed=int(seeds[ui]), exact_limit=exact_limit,
                            force_sample=force_sample, cache=cache, piece_limit=piece_limit)
-        if not u.constant:
+        if not u.constant or u.inflate != 1.0:
             n_exact += int(r.exact)
             n_sampled += int(not r.exact)
         row_of[u.rows] = n_shared + np.asarray(u.cell, dtype=np.int64)
@@ -243,10 +243,10 @@ def _stack(blocks: list[np.ndarray], width: int) -> np.ndarray:
 def merge_constant_units(units: list[Unit]) -> list[Unit]:
     """Units whose weight is constant (no world excluded) merged into one: their posterior
     is the class frequency, computed for all of them at once."""
-    const = [u for u in units if u.constant and not u.unresolved]
+    const = [u for u in units if u.constant and not u.unresolved and u.inflate == 1.0]
     if len(const) < 2:
         return units
-    rest = [u for u in units if not (u.constant and not u.unresolved)]
+    rest = [u for u in units if not (u.constant and not u.unresolved and u.inflate == 1.0)]
     cell_off = np.cumsum([0] + [u.n_cells for u in const])
     leaf_off = np.cumsum([0] + [u.leaf_counts.shape[0] for u in const])
     merged = Unit(np.concatenate([u.rows for u in const]),

@@ -191,6 +191,10 @@ class Unit:
     unresolved_reason: str = "a structure the replay does not model"
     #: a GG/RGG one-group chain as data: ``(model, domain, p, stop)`` (batched sampling)
     chain_params: tuple | None = None
+    #: a constant unit whose posterior is only bounded: the class frequency times this factor
+    #: (``1 / P(no world excluded)``, a lower bound on that probability — :mod:`.lattice`) is an
+    #: upper bound, stated as the class frequency plus three standard errors
+    inflate: float = 1.0
 
     @property
     def n_cells(self) -> int:

@@ -31,15 +31,20 @@ which fail there; ``N*``'s own metric is then the same in every such world. Anot
 metric is at least its value with nothing withheld (a withheld row costs at least what
 generalizing it costs), so only nodes with that value at most ``N*``'s can be preferred; such
 a node is ruled out in every world when the rows of its classes that fail at every point of
-their box (absent people contributing anything from 0 to all of each published value) exceed
-the budget, or — for a node not under ``N*`` — when its metric with those classes withheld
+their box (absent people contributing anything from 0 to all of each published value; a class
+of absent people of one withheld class fails outright under an ``absorbing`` model, whose
+failing classes' subsets fail) exceed the budget, or — for a node not under ``N*`` — when its metric with those classes withheld
 already exceeds ``N*``'s (a node under ``N*`` must fail in every world: the release publishes
 whether ``N*`` is minimal, ``provenance["minimality"]``). When every candidate is ruled out
 no world is excluded: the published people's posterior is their
 class frequency and the absent people's that of their classes failing the model
 (:mod:`openbook.attacks.absence`, with no whole-table check: the search publishes wherever a
-node satisfies). Otherwise the people are unresolved: a re-run would need the absent people's
-values, and with nobody absent it would have to weigh the published minimality flag too.
+node satisfies). Otherwise, when ``N*`` is minimal, :func:`acceptance_bound` draws
+arrangements of the published classes and bounds from below the probability ``P(A)`` that one
+rules every candidate out whatever the absent people hold; every figure divided by it is an
+upper bound (stated as the figure plus three standard errors). When no drawn arrangement does,
+the people are unresolved — a re-run would need the absent people's values, and with nobody
+absent it would have to weigh the published minimality flag too.
 """
 
 from __future__ import annotations
@@ -66,7 +71,7 @@ class _Search:
         self.why = ""
         self.dependent: list[int] = []
         self.model = model = algo.model
-        budget = float(getattr(algo, "max_suppression", 0.0) or 0.0) > 0
+        self.budget = budget = float(getattr(algo, "max_suppression", 0.0) or 0.0) > 0
         if budget and getattr(model, "reads_sa", True) and compares_with_table(model):
             self.why = ("with a suppression budget every class is judged against a distribution the "
                         "withheld people are part of")
@@ -82,7 +87,7 @@ class _Search:
             return
         self.star = star = int(lat._index(np.asarray(levels)))
         ev = lat.evaluate(lat.nodes[star])
-        at_star = np.asarray(ev["combo_class"], dtype=np.int64)[lat.row_combo]
+        self.at_star = at_star = np.asarray(ev["combo_class"], dtype=np.int64)[lat.row_combo]
         # a world gives the release iff the search chooses this node and withholds exactly the
         # release's absent people: whole classes of the node (the ones failing the model)
         whole = np.bincount(at_star[group < 0], minlength=int(ev["n_classes"]))
@@ -108,12 +113,15 @@ class _Search:
         # an absent person may hold any value the release publishes (the adversary's prior)
         possible = K.sum(axis=0) > 0
         self.node_class: list[np.ndarray] = []
-        top = v_star + tie_slack(v_star)
-        below = np.all(lat.nodes <= lat.nodes[star], axis=1)  # a node under N* satisfying makes it not minimal
+        self.top = top = v_star + tie_slack(v_star)
+        self.metric = metric
+        self.possible = possible
+        self.below = below = np.all(lat.nodes <= lat.nodes[star], axis=1)  # under N*: satisfying, N* is not minimal
         for i in self.cand.tolist():
             cls = lat.engine.classes(lat.nodes[i])
             node_class = np.asarray(cls.combo_class, dtype=np.int64)[lat.row_combo]
             surely = _surely_failing(model, table, node_class, int(cls.n_classes), group, K, csize, floor, possible)
+            surely |= _inside_withheld(model, node_class, int(cls.n_classes), group, at_star)
             if int(cls.sizes[surely].sum()) > lat.budget:
                 continue  # fails in every world
             if budget and not below[i] and lat.metric(lat.nodes[i], metric, holds=~surely) > top:
@@ -166,6 +174,14 @@ def lattice_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np
     when the worlds are few, sampled (with its standard error) beyond. ``(None, why)`` when
     the decisions do not tell (a suppression budget)."""
     s = _Search(algo, table, group, levels)
+    if s.budget and s.dependent:
+        low, accepted, drawn = acceptance_bound(s, table, group)
+        if low <= 0:
+            return None, f"{s.why}; no world of the {drawn:,} drawn rules every such node out"
+        units = no_information_units(group, gcounts)
+        units[0].inflate = 1.0 / low
+        units[0].kind = "lattice-bound"
+        return units, ""
     if s.why:
         return None, s.why
     if not s.dependent:
@@ -205,6 +221,22 @@ def _lower_metric(lat: Any, metric: str) -> np.ndarray:
     return np.array([float(lat.value(i, metric)) for i in range(lat.grid.size)])
 
 
+def _inside_withheld(model: Any, node_class: np.ndarray, n_node: int, group: np.ndarray,
+                     at_star: np.ndarray) -> np.ndarray:
+    """Per class of the node: does it fail in every world giving the release because it is made
+    of absent people of one withheld class of the published node (which fails there), under a
+    model where a failing class's every subset fails (``absorbing``: rows joining a satisfying
+    class keep it satisfying)?"""
+    out = np.zeros(n_node, dtype=bool)
+    if not getattr(model, "absorbing", False) or not np.any(group < 0):
+        return out
+    published = np.bincount(node_class[group >= 0], minlength=n_node) > 0
+    a = group < 0
+    pairs = np.unique(node_class[a] * (int(at_star.max()) + 1) + at_star[a])
+    spans = np.bincount(pairs // (int(at_star.max()) + 1), minlength=n_node)
+    return (spans == 1) & ~published
+
+
 def _surely_failing(model: Any, table: EncodedTable, node_class: np.ndarray, n_node: int, group: np.ndarray,
                     K: np.ndarray, csize: np.ndarray, floor: int, possible: np.ndarray | None = None) -> np.ndarray:
     """Per class of the node, does it fail at every point of its box of possible counts (so in
@@ -235,3 +267,106 @@ def _surely_failing(model: Any, table: EncodedTable, node_class: np.ndarray, n_n
     verdict = np.asarray(model.box_verdict(box_lo[used], box_hi[used], sizes[used], table.sa_domain))
     surely[np.flatnonzero(used)[verdict == 0]] = True
     return surely
+
+
+#: worlds drawn to bound from below the probability that the search's decisions exclude no world
+BOUND_WORLDS = 2000
+#: one-sided standard errors of that bound (Wilson's interval)
+BOUND_Z = 3.0
+#: worlds weighed at once
+_CHUNK = 32
+
+
+def acceptance_bound(s: _Search, table: EncodedTable, group: np.ndarray, worlds: int = BOUND_WORLDS,
+                     seed: int = 0) -> tuple[float, int, int]:
+    """With a suppression budget, when some node the search could have preferred is not ruled
+    out in every world: a lower bound on the probability ``P(A)`` that a world rules every such
+    node out **whatever the absent people hold** — ``(bound, worlds accepted, worlds drawn)``.
+
+    A world here is an arrangement of each published class's multiset among its members
+    (uniform); a node is ruled out in it when the rows of its classes that fail — exactly for a
+    class of published people, at every point of its box for one with absent people — exceed
+    the budget, or (a node not under the published one) its metric with them withheld exceeds
+    the published node's. ``A`` does not depend on the absent people's values, and it implies
+    that the search chooses the published node; so for every person and value
+    ``P(x = v | release) <= P(x = v | no search decision) / P(A)``: the class frequency (the
+    absent people's posterior given their classes fail) divided by this bound is a sound upper
+    bound. Wilson's lower bound at ``BOUND_Z`` standard errors; 0 when no world is accepted, or
+    when the published node is not minimal (a node under it satisfies: every world of ``A``
+    publishes the opposite flag)."""
+    lat, model, domain = s.lat, s.model, table.sa_domain
+    group = np.asarray(group, dtype=np.int64)
+    under = np.flatnonzero(s.below)
+    if any(lat.satisfies(lat.nodes[j]) for j in under[under != s.star]):
+        # the release says its node is not minimal (a node under it satisfies: the published flag
+        # ``minimality``, a function of the table); every world of A says it is — A misses them all
+        return 0.0, 0, 0
+    kept = np.flatnonzero(group >= 0)
+    ko = kept[np.argsort(group[kept], kind="stable")]
+    blocks = group[ko].astype(np.float64)
+    sa_sorted = np.asarray(table.sa_codes, dtype=np.int64)[ko]
+    V = int(domain.n_values)
+    rng = np.random.default_rng(seed)
+    nodes = []
+    floor = size_floor(model)
+    for i, nc in zip(s.dependent, s.node_class):
+        cls = lat.engine.classes(lat.nodes[i])
+        C = int(cls.n_classes)
+        sizes = np.bincount(nc, minlength=C).astype(np.int64)
+        # the same in every world: absent people of one withheld class, or below the size floor
+        sure = _inside_withheld(model, nc, C, group, s.at_star)
+        if floor > 1:
+            sure |= (sizes > 0) & (sizes < floor)
+        absent = np.where(sure, 0, np.bincount(nc[group < 0], minlength=C))
+        gen = np.asarray(cls.gen, dtype=np.float64)
+        nodes.append((i, nc[ko], C, absent, sizes, gen, sure))
+    reach = np.asarray(s.possible, dtype=np.int64)
+    accepted = drawn = 0
+    while drawn < worlds:
+        w = min(_CHUNK, worlds - drawn)
+        perm = np.argsort(blocks[None, :] + rng.random((w, ko.size)), axis=1)  # within each class
+        sa = sa_sorted[perm]  # (w, people): the values in the people's order ko
+        ok = np.ones(w, dtype=bool)
+        for i, nck, C, absent, sizes, gen, sure in nodes:
+            idx = (np.arange(w, dtype=np.int64)[:, None] * C + nck[None, :]) * V + sa
+            cnt = np.bincount(idx.ravel(), minlength=w * C * V).reshape(w * C, V)
+            has = np.tile(absent > 0, w)
+            fails = ~np.asarray(model.holds(cnt, domain), dtype=bool)
+            if has.any():  # classes with absent people: failing at every point of their box
+                lo = cnt[has]
+                hi = lo + np.tile(absent, w)[has][:, None] * reach[None, :]
+                fails[has] = np.asarray(model.box_verdict(lo, hi, np.tile(sizes, w)[has], domain)) == 0
+            fails = fails.reshape(w, C) | sure[None, :]
+            rows = fails @ sizes
+            ruled = rows > lat.budget
+            if not s.below[i] and not ruled.all():
+                ruled |= _metric_withheld(lat, s.metric, i, fails, sizes, gen) > s.top
+            ok &= ruled
+        accepted += int(ok.sum())
+        drawn += w
+        if drawn >= 200 and accepted == 0:
+            break  # no world rules them all out: no bound worth drawing for
+    return _wilson_low(accepted, drawn, BOUND_Z), accepted, drawn
+
+
+def _metric_withheld(lat: Any, metric: str, i: int, fails: np.ndarray, sizes: np.ndarray,
+                     gen: np.ndarray) -> np.ndarray:
+    """Per world (rows of ``fails``), node ``i``'s metric with the failing classes withheld —
+    :meth:`~openbook.algorithms.lattice.Lattice.metric` on many worlds at once."""
+    if metric == "loss":
+        return float(lat.lb[i]) + (fails @ (sizes * (lat.d - gen))) / (lat.n * lat.d)
+    if metric == "discernibility":
+        sq = sizes.astype(np.float64) ** 2
+        return (~fails) @ sq + (fails @ sizes.astype(np.float64)) * float(lat.n)
+    return np.full(fails.shape[0], float(lat.value(i, metric)))  # height, precision: no SA
+
+
+def _wilson_low(k: int, n: int, z: float) -> float:
+    """Wilson's lower confidence bound on a proportion from ``k`` of ``n``."""
+    if n <= 0 or k <= 0:
+        return 0.0
+    p = k / n
+    denom = 1.0 + z * z / n
+    centre = p + z * z / (2 * n)
+    adj = z * np.sqrt(p * (1 - p) / n + z * z / (4.0 * n * n))
+    return float(max(0.0, (centre - adj) / denom))

@@ -127,6 +127,9 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, 
         leaf_freq = np.divide(per_leaf, tot, out=np.zeros(per_leaf.shape, dtype=np.float64), where=tot > 0)
         cl = unit.cell_leaf
         post = leaf_freq if cl.size == lc.shape[0] and np.array_equal(cl, np.arange(cl.size)) else leaf_freq[cl]
+        if unit.inflate > 1.0:  # an upper bound: posterior + 3 s.e. = min(1, frequency × inflate)
+            return UnitResult(post, (np.minimum(1.0, post * unit.inflate) - post) / 3.0, False, 1.0, 1.0 / unit.inflate,
+                              True)
         return UnitResult(post, np.zeros(post.shape), True, 1.0, 1.0, True)  # calloc: no pages touched
     rep, K, tm = classes(unit, target_masks)
     size = unit.cell_size.astype(np.float64)
