@@ -128,14 +128,14 @@ def _absence_problem(rule: str, release: Any, original: Any, group: np.ndarray, 
         inflate = 1.0
         if rule == "search-fails-model":  # the search's choice must exclude no absent world
             from .replay import algorithm_from_provenance
-            from .replay.lattice import _Search, acceptance_bound
+            from .replay.lattice import acceptance_bound, bound_why, search_of
 
             algo = algorithm_from_provenance(provenance(release), release.meta.get("model"))
-            s = _Search(algo, original, group, release.meta["levels"])
+            s = search_of(algo, original, group, release.meta["levels"])
             if s.dependent and s.budget:  # bounded: divided by P(every such node ruled out)
-                low, _, drawn = acceptance_bound(s, original, group)
+                low, accepted, drawn = acceptance_bound(s, original, group)
                 if low <= 0:
-                    return None, f"{s.why}; no world of the {drawn:,} drawn rules every such node out"
+                    return None, f"{s.why}; {bound_why(s, accepted, drawn)}"
                 inflate = 1.0 / low
             elif s.why or s.dependent:
                 return None, s.why or "a node the search could have preferred could satisfy in some world"

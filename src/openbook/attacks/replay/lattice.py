@@ -70,6 +70,7 @@ class _Search:
 
         self.why = ""
         self.dependent: list[int] = []
+        self._bound: tuple[float, int, int, tuple[int, int]] | None = None  # acceptance_bound's, once
         self.model = model = algo.model
         self.budget = budget = float(getattr(algo, "max_suppression", 0.0) or 0.0) > 0
         if budget and getattr(model, "reads_sa", True) and compares_with_table(model):
@@ -151,12 +152,32 @@ class _Search:
         return (self.v_star <= window) & ~beats.any(axis=1)
 
 
+#: the last search analysed: the replay of the published people and the posterior of the absent
+#: ones (:mod:`openbook.attacks.people`) ask about the same release one after the other
+_LAST: list[tuple[Any, _Search]] = []
+
+
+def search_of(algo: Any, table: EncodedTable, group: np.ndarray, levels: Any = None) -> _Search:
+    """The analysis of a search's release (:class:`_Search`), computed once per release: keyed
+    by the algorithm and its parameters, the table object, the published grouping and node."""
+    import hashlib
+
+    g = canonical(np.asarray(group, dtype=np.int64))
+    key = (algo.name, repr(algo.params()), repr(algo.model.to_dict()), id(table), table.n_rows,
+           hashlib.sha1(g.tobytes()).hexdigest(), None if levels is None else tuple(int(x) for x in levels))
+    if _LAST and _LAST[0][0] == key:
+        return _LAST[0][1]
+    s = _Search(algo, table, group, levels)
+    _LAST[:] = [(key, s)]
+    return s
+
+
 def preferred_nodes_fail(algo: Any, table: EncodedTable, group: np.ndarray,
                          levels: Any = None) -> tuple[bool, str]:
     """``(True, how)`` when every node the search could have preferred over the published
     one (``levels``: the release's, default the algorithm's last run) fails in every possible
     world (module docstring); ``(False, why not)`` otherwise."""
-    s = _Search(algo, table, group, levels)
+    s = search_of(algo, table, group, levels)
     if s.why:
         return False, s.why
     if s.dependent:
@@ -173,11 +194,11 @@ def lattice_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np
     which of the nodes that could satisfy do satisfy, chooses the published node — exact
     when the worlds are few, sampled (with its standard error) beyond. ``(None, why)`` when
     the decisions do not tell (a suppression budget)."""
-    s = _Search(algo, table, group, levels)
+    s = search_of(algo, table, group, levels)
     if s.budget and s.dependent:
         low, accepted, drawn = acceptance_bound(s, table, group)
         if low <= 0:
-            return None, f"{s.why}; no world of the {drawn:,} drawn rules every such node out"
+            return None, f"{s.why}; {bound_why(s, accepted, drawn)}"
         units = no_information_units(group, gcounts)
         units[0].inflate = 1.0 / low
         units[0].kind = "lattice-bound"
@@ -293,7 +314,31 @@ def acceptance_bound(s: _Search, table: EncodedTable, group: np.ndarray, worlds:
     absent people's posterior given their classes fail) divided by this bound is a sound upper
     bound. Wilson's lower bound at ``BOUND_Z`` standard errors; 0 when no world is accepted, or
     when the published node is not minimal (a node under it satisfies: every world of ``A``
-    publishes the opposite flag)."""
+    publishes the opposite flag), or when fewer than :data:`MIN_SHARE` of the first 200 drawn
+    are accepted (the figures would at least double: no bound worth its time). Computed once per
+    search (:func:`search_of`)."""
+    done = s._bound
+    if done is not None and done[3] == (worlds, seed):
+        return done[0], done[1], done[2]
+    out = _acceptance_bound(s, table, group, worlds, seed)
+    s._bound = (*out, (worlds, seed))
+    return out
+
+
+def bound_why(s: _Search, accepted: int, drawn: int) -> str:
+    """Why :func:`acceptance_bound` gave no bound."""
+    if drawn == 0:
+        return "the published node is not minimal, which no world ruling every such node out publishes"
+    return (f"{accepted:,} of the {drawn:,} arrangements drawn rule every such node out whatever the absent "
+            f"people hold (fewer than {MIN_SHARE:.0%}: no bound worth stating)")
+
+
+#: a bound on fewer arrangements ruling every node out than this share is not drawn to the end
+MIN_SHARE = 0.5
+
+
+def _acceptance_bound(s: _Search, table: EncodedTable, group: np.ndarray, worlds: int,
+                      seed: int) -> tuple[float, int, int]:
     lat, model, domain = s.lat, s.model, table.sa_domain
     group = np.asarray(group, dtype=np.int64)
     under = np.flatnonzero(s.below)
@@ -344,8 +389,8 @@ def acceptance_bound(s: _Search, table: EncodedTable, group: np.ndarray, worlds:
             ok &= ruled
         accepted += int(ok.sum())
         drawn += w
-        if drawn >= 200 and accepted == 0:
-            break  # no world rules them all out: no bound worth drawing for
+        if drawn >= 200 and accepted < MIN_SHARE * drawn:
+            return 0.0, accepted, drawn  # the figures divided by less than 1/2: nothing worth stating
     return _wilson_low(accepted, drawn, BOUND_Z), accepted, drawn
 
 
