@@ -182,7 +182,8 @@ def main() -> int:
     parts = ["## Does every certificate decide? (issue 25)\n",
              "Command: `.venv/bin/python bench/bench_certificate_table.py --write-docs`. Each row is one process: "
              "anonymize, then certify against every adversary that applies (the original table given). "
-             "\"unresolved\" counts people an adversary could not evaluate (they count as failing).\n",
+             "\"unresolved\" sums, over the adversaries that ran, the people each could not evaluate (they count "
+             "as failing; a person two adversaries left unresolved counts twice).\n",
              f"Measured at commit {_commit()} on {time.strftime('%Y-%m-%d', time.gmtime())} "
              f"({os.cpu_count()} cores; warm numba cache unless the checkout is fresh).\n"]
     if args.only in (None, "small"):
