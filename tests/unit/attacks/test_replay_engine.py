@@ -283,3 +283,19 @@ def test_unresolved_people_are_reported_with_their_reason(monkeypatch):
     assert capped >= 5
     z = np.asarray(z)
     assert z.size > 20 and (z > 3).mean() <= 0.02 and z.max() < 5
+
+
+def test_chain_transitions_are_every_pair_within_the_counts():
+    """A GG/RGG chain layer's transitions (compiled, never the states × increments × values
+    array): exactly the pairs, row-major, whose sum stays within the group's counts."""
+    from openbook.attacks.replay.kernels import feasible_pairs
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        V = int(rng.integers(1, 5))
+        K = rng.integers(0, 4, size=V).astype(np.int64)
+        S0 = rng.integers(0, 4, size=(int(rng.integers(0, 12)), V)).astype(np.int64)
+        D = rng.integers(0, 3, size=(int(rng.integers(0, 9)), V)).astype(np.int64)
+        i0, di = feasible_pairs(S0, D, K)
+        want = np.nonzero(np.all(S0[:, None, :] + D[None, :, :] <= K, axis=2))
+        assert np.array_equal(i0, want[0]) and np.array_equal(di, want[1])

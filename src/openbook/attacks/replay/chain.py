@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from .engine import Unit, expand, holds, leaf_tables, lgamma_table
+from .kernels import feasible_pairs
 
 #: largest total transition work (states × increments × values) of an exact chain (~1 s)
 _CHAIN_WORK = 3e7
@@ -127,23 +128,21 @@ def chain_dp(unit: Unit, K: np.ndarray, sizes: np.ndarray, rep: np.ndarray, n_sa
             first = _first(i1, keys.size)
             S1 = S0[i0[first]].copy()
             S1[np.arange(first.size), v[first]] += 1
-        else:
-            to = S0[:, None, :] + D[None, :, :]
-            ok = np.all(to <= K, axis=2)
-            i0, di = np.nonzero(ok)
-            flat = to[i0, di]
-            keys, i1 = np.unique(flat @ radix, return_inverse=True)
-            S1 = flat[_first(i1, keys.size)]  # sorted by key, as the states of a layer
+        else:  # the keys are linear in the counts: a sum's key is the sum of the keys
+            i0, di = feasible_pairs(S0, D, K)
+            keys, i1 = np.unique((S0 @ radix)[i0] + (D @ radix)[di], return_inverse=True)
+            first = _first(i1, keys.size)
+            S1 = S0[i0[first]] + D[di[first]]  # sorted by key, as the states of a layer
         if S1.shape[0] > limit:
             return None
         layers.append(S1)
-        trans.append((i0, i1.ravel(), -lg[D].sum(axis=1)[di], D[di]))
+        logw = (-lg[D].sum(axis=1))[di]  # per transition: 1 / Π_v d_v! (the multinomial's share)
+        trans.append((i0, i1.ravel(), np.exp(logw - logw.max()) if logw.size else logw, di, D))
     fac = _factors(unit, layers[1:], rep, n_sa)
     # forward
     alpha = [np.ones(1)]
     for j in range(B):
-        i0, i1, logw, _ = trans[j]
-        w = np.exp(logw - logw.max()) if logw.size else logw
+        i0, i1, w, _, _ = trans[j]
         a = np.bincount(i1, weights=alpha[j][i0] * w, minlength=layers[j + 1].shape[0]) * fac[j]
         m = a.max(initial=0.0)
         if not m > 0:
@@ -152,16 +151,14 @@ def chain_dp(unit: Unit, K: np.ndarray, sizes: np.ndarray, rep: np.ndarray, n_sa
     beta: list[np.ndarray] = [np.ones(0)] * (B + 1)  # each filled below
     beta[B] = np.ones(layers[B].shape[0])
     for j in range(B - 1, -1, -1):
-        i0, i1, logw, _ = trans[j]
-        w = np.exp(logw - logw.max()) if logw.size else logw
+        i0, i1, w, _, _ = trans[j]
         b = np.bincount(i0, weights=w * fac[j][i1] * beta[j + 1][i1], minlength=layers[j].shape[0])
         m = b.max(initial=0.0)
         beta[j] = b / m if m > 0 else b
     post_cls = np.zeros((B, K.size))
     for j in range(B):
-        i0, i1, logw, d = trans[j]
-        w = np.exp(logw - logw.max()) if logw.size else logw
+        i0, i1, w, di, D = trans[j]
         q = alpha[j][i0] * w * fac[j][i1] * beta[j + 1][i1]
-        post_cls[j] = (q[:, None] * d).sum(axis=0) / q.sum() / sizes[j]
+        post_cls[j] = (np.bincount(di, weights=q, minlength=D.shape[0]) @ D) / q.sum() / sizes[j]
     n_states = float(sum(L.shape[0] for L in layers))
     return post_cls, n_states, 1.0, True

@@ -564,3 +564,30 @@ def batch_posteriors(tabs, tab_ptr, cell_ptr, sizes, ok, dec_ptr, accepted):  # 
                     post[cell_ptr[u] + c, j] /= tot * sizes[cell_ptr[u] + c]
             share[u] = tot / allw
     return post, share, n_ok
+
+
+@njit(cache=True)
+def feasible_pairs(S0, D, K):  # pragma: no cover - compiled
+    """The pairs ``(i, d)``, row-major, with ``S0[i] + D[d] <= K`` in every value: a GG/RGG
+    chain layer's transitions (:func:`openbook.attacks.replay.chain.chain_dp`), never the
+    ``states × increments × values`` array."""
+    n0, nd, nv = S0.shape[0], D.shape[0], K.size
+    cnt = 0
+    for p in range(2):
+        if p == 1:
+            i0 = np.empty(cnt, np.int64)
+            di = np.empty(cnt, np.int64)
+            cnt = 0
+        for i in range(n0):
+            for d in range(nd):
+                ok = True
+                for v in range(nv):
+                    if S0[i, v] + D[d, v] > K[v]:
+                        ok = False
+                        break
+                if ok:
+                    if p == 1:
+                        i0[cnt] = i
+                        di[cnt] = d
+                    cnt += 1
+    return i0, di
