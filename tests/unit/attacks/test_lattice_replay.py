@@ -132,3 +132,23 @@ def test_the_acceptance_bound_is_wilsons_lower_bound():
     assert _wilson_low(2000, 2000, BOUND_Z) == pytest.approx(2000 / (2000 + BOUND_Z**2), rel=1e-12)
     lows = [_wilson_low(n // 2, n, BOUND_Z) for n in (100, 1000, 10_000)]
     assert all(x < 0.5 for x in lows) and lows == sorted(lows)
+
+
+def test_the_search_analysis_is_shared_only_for_the_same_table():
+    """The replay and the absent people's posterior share one analysis of the search per
+    release; another table with the same QIs and grouping (other SA values) gets its own —
+    never a stale one, even were the first table freed and its id reused."""
+    import gc
+
+    from openbook.attacks.replay.lattice import search_of
+
+    t, algo, part, levels = _undecided(np.random.default_rng(7))
+    first = search_of(algo, t, part.group, levels)
+    assert search_of(algo, t, part.group, levels) is first
+    other = _table(np.column_stack([t.columns[n].codes for n in t.qi_names]), (t.sa_codes + 1) % 3, 3)
+    second = search_of(algo, other, part.group, levels)
+    assert second is not first and second.lat.data is not first.lat.data
+    del t, first
+    gc.collect()
+    again = _table(np.column_stack([other.columns[n].codes for n in other.qi_names]), other.sa_codes, 3)
+    assert search_of(algo, again, part.group, levels) is not second

@@ -154,21 +154,22 @@ class _Search:
 
 #: the last search analysed: the replay of the published people and the posterior of the absent
 #: ones (:mod:`openbook.attacks.people`) ask about the same release one after the other
-_LAST: list[tuple[Any, _Search]] = []
+_LAST: list[tuple[Any, EncodedTable, _Search]] = []
 
 
 def search_of(algo: Any, table: EncodedTable, group: np.ndarray, levels: Any = None) -> _Search:
     """The analysis of a search's release (:class:`_Search`), computed once per release: keyed
-    by the algorithm and its parameters, the table object, the published grouping and node."""
+    by the algorithm and its parameters, the published grouping and node, and the table object
+    itself (held by the cache, so no other table can take its ``id``)."""
     import hashlib
 
     g = canonical(np.asarray(group, dtype=np.int64))
-    key = (algo.name, repr(algo.params()), repr(algo.model.to_dict()), id(table), table.n_rows,
-           hashlib.sha1(g.tobytes()).hexdigest(), None if levels is None else tuple(int(x) for x in levels))
-    if _LAST and _LAST[0][0] == key:
-        return _LAST[0][1]
+    key = (algo.name, repr(algo.params()), repr(algo.model.to_dict()), hashlib.sha1(g.tobytes()).hexdigest(),
+           None if levels is None else tuple(int(x) for x in levels))
+    if _LAST and _LAST[0][0] == key and _LAST[0][1] is table:
+        return _LAST[0][2]
     s = _Search(algo, table, group, levels)
-    _LAST[:] = [(key, s)]
+    _LAST[:] = [(key, table, s)]
     return s
 
 
