@@ -19,6 +19,11 @@ the table ineligible, so the release itself says they do not hold ``v1``):
   (:func:`openbook.algorithms.full_domain.suppressed_classes`) suppresses exactly these
   classes — each fails the model; for t-closeness, judged against a distribution the
   suppressed rows are part of — and the budget holds (fixed by the number absent);
+* **full-domain search with a suppression budget**: the same classes, failing the model, but
+  no whole-table check (the search publishes wherever some node satisfies within the budget:
+  ``full_domain_problem(validated=False)``) — exact only when no node the search could have
+  preferred satisfies in any world (:mod:`openbook.attacks.replay.lattice`), else bounded by
+  the probability that a world rules them all out (``Problem.inflate``) or unresolved;
 * **GG with ``tail="drop"``** (paper 000 §2.3 footnote 1): the dropped tail is the buckets
   after the last group; GG drops them because **no prefix** of them (bucket by bucket)
   satisfies the model, and the table as a whole passed ``validate``. RGG's last group could
