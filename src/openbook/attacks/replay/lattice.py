@@ -42,9 +42,10 @@ class frequency and the absent people's that of their classes failing the model
 node satisfies). Otherwise, when ``N*`` is minimal, :func:`acceptance_bound` draws
 arrangements of the published classes and bounds from below the probability ``P(A)`` that one
 rules every candidate out whatever the absent people hold; every figure divided by it is an
-upper bound (stated as the figure plus three standard errors). When no drawn arrangement does,
-the people are unresolved — a re-run would need the absent people's values, and with nobody
-absent it would have to weigh the published minimality flag too.
+upper bound (stated as the figure plus three standard errors). When fewer than half of the
+first 200 drawn do (the figures would at least double), the people are unresolved — a re-run
+would need the absent people's values, and with nobody absent it would have to weigh the
+published minimality flag too.
 """
 
 from __future__ import annotations
