@@ -197,14 +197,27 @@ class EncodedTable(SchemaView):
         return cls(schema, cols, dict(hierarchies or {}))
 
 
+#: rows per pass of the counting loops: a pass's int64 keys are a few MB at any table size
+CHUNK_ROWS = 1 << 20
+
+
 def sa_counts(group: np.ndarray, sa: np.ndarray, n_groups: int, n_sa: int) -> np.ndarray:
-    """Per-group SA counts by one ``bincount`` over ``group * n_sa + sa`` (rows with a
-    negative group — suppressed — are skipped)."""
-    group = np.asarray(group, dtype=np.int64)
-    keep = group >= 0
-    if not keep.all():
-        group, sa = group[keep], sa[keep]
-    flat = np.bincount(group * n_sa + sa, minlength=n_groups * n_sa)
+    """Per-group SA counts by ``bincount`` over ``group * n_sa + sa`` (rows with a negative
+    group — suppressed — are skipped), a chunk of rows at a time: the int64 keys of a chunk,
+    never of the whole table (8 bytes a row at 10^7 rows would be the release's largest
+    temporary)."""
+    size = int(n_groups) * int(n_sa)
+    flat = np.zeros(size, dtype=np.int64)
+    step = max(CHUNK_ROWS, size)  # a pass never costs more than the counts it adds to
+    for s in range(0, len(group), step):
+        g = np.asarray(group[s:s + step]).astype(np.int64)  # a copy: the keys are built in place
+        v = sa[s:s + step]
+        keep = g >= 0
+        if not keep.all():
+            g, v = g[keep], v[keep]
+        g *= n_sa
+        g += v
+        flat += np.bincount(g, minlength=size)
     return flat.reshape(n_groups, n_sa)
 
 

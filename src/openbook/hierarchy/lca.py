@@ -33,6 +33,8 @@ __all__ = ["TreeLCA", "DagLCA", "priority_order", "CHUNK_BYTES"]
 
 #: Upper bound on the bytes of a temporary bit matrix (DAG paths only).
 CHUNK_BYTES = 1 << 24
+#: rows per pass of a tree's per-group minimum and maximum (a pass's int64 positions stay small)
+CHUNK_ROWS = 1 << 20
 
 
 def priority_order(coverage: np.ndarray, depth: np.ndarray) -> np.ndarray:
@@ -83,13 +85,17 @@ class TreeLCA:
         return self.by_depth[self._depth[node]] == node
 
     def group_lca(self, codes: np.ndarray, group_ids: np.ndarray, n_groups: int) -> np.ndarray:
-        """LCA per group (int32, -1 for an empty group); inputs already validated, int64."""
+        """LCA per group (int32, -1 for an empty group); inputs already validated, integer
+        arrays of one length. The members' least and greatest DFS positions are taken a
+        chunk of rows at a time (a chunk's positions, never a whole column's, in int64)."""
         nl = self._nl
         i = np.full(n_groups, nl - 1, dtype=np.int64)
         j = np.full(n_groups, -1, dtype=np.int64)
-        p = self._pos[codes]
-        np.minimum.at(i, group_ids, p)
-        np.maximum.at(j, group_ids, p)
+        for s in range(0, len(codes), CHUNK_ROWS):
+            p = self._pos[codes[s:s + CHUNK_ROWS]]
+            g = group_ids[s:s + CHUNK_ROWS]
+            np.minimum.at(i, g, p)
+            np.maximum.at(j, g, p)
         empty = j < 0
         j = np.maximum(j, i)
         span = j - i
@@ -143,7 +149,8 @@ class DagLCA:
         return ((self._bits[:, node >> 3] >> (node & 7)) & 1).astype(bool)
 
     def group_lca(self, codes: np.ndarray, group_ids: np.ndarray, n_groups: int) -> np.ndarray:
-        """LCA per group (int32, -1 for an empty group); inputs already validated, int64.
+        """LCA per group (int32, -1 for an empty group); inputs already validated, integer
+        arrays of one length.
 
         The LCA is an ancestor of the group's first leaf, so the candidates are that leaf's
         ancestors; each candidate is tested against every distinct leaf of the group (one bit
@@ -154,7 +161,7 @@ class DagLCA:
         if group_ids.size == 0:
             return out
         nl = self._nl
-        key = unique_sorted(group_ids * nl + codes)  # distinct (group, leaf) pairs, by group
+        key = unique_sorted(group_ids.astype(np.int64) * nl + codes)  # distinct (group, leaf) pairs, by group
         gp, lp = key // nl, key % nl
         starts = np.flatnonzero(np.r_[True, gp[1:] != gp[:-1]])
         n_g = np.diff(np.r_[starts, gp.size])

@@ -275,7 +275,7 @@ class Hierarchy:
         groups) without sorting; DAGs: the first leaf's ancestors, in priority order, tested
         against the group's distinct leaves by bit lookups (see :mod:`openbook.hierarchy.lca`).
         """
-        codes_arr = self._codes(codes).ravel().astype(np.int64, copy=False)
+        codes_arr = self._codes(codes).ravel()  # any integer type: the LCA walks it by chunks
         g = np.asarray(group_ids).ravel()
         n_groups = int(n_groups)
         if n_groups < 0:
@@ -292,7 +292,7 @@ class Hierarchy:
             )
         if g.size == 0:
             return np.full(n_groups, -1, dtype=np.int32)
-        return self._lca.group_lca(codes_arr, g.astype(np.int64, copy=False), n_groups)
+        return self._lca.group_lca(codes_arr, g, n_groups)
 
     def group_coverage(self, codes: Any, group_ids: Any, n_groups: int) -> np.ndarray:
         """Coverage (paper 001 Def. 5) of each group's LCA; 0 for an empty group."""

@@ -10,7 +10,7 @@ from .partition import Partition
 from .verify import ModelCheck, check_counts, require
 
 _LAZY = {"load_release": ".io", "save_release": ".io", "Release": ".release", "build_release": ".release",
-         "group_labels": ".release"}
+         "group_labels": ".labels"}
 
 __all__ = ["Partition", "Release", "build_release", "group_labels", "save_release", "load_release", "ModelCheck",
            "check_counts", "require"]

@@ -16,6 +16,7 @@ written; the sidecar publishes those counts only when the publisher opts in
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence, cast
@@ -24,9 +25,10 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..data.table import EncodedTable
+from ..data.table import EncodedTable, sa_counts
 from ..errors import DataError, ParameterError, VerificationError, option
 from ..models.base import PrivacyModel, SADomain
+from .labels import group_labels
 from .partition import Partition
 from .record import ReleaseMeta
 from .verify import ModelCheck, check_bucketized, check_counts, require, require_bucketized
@@ -121,29 +123,35 @@ class Release:
         if self.kind == "bucketized":
             assert self.sa_table is not None
             gids, uniq_g = pd.factorize(self.sa_table[GID], sort=True)
-            sa_text, weights, n = self.sa_table[self.sa].astype(str), self.sa_table[COUNT].to_numpy(np.int64), len(uniq_g)
+            n = len(uniq_g)
+            # one row per (group, value): its COUNT, under each distinct value of the SA-table
+            row_code, distinct = pd.factorize(self.sa_table[self.sa], use_na_sentinel=False)
+            by_value = np.zeros((n, len(distinct)), dtype=np.int64)
+            np.add.at(by_value, (gids, row_code), self.sa_table[COUNT].to_numpy(np.int64))
         else:
             gids, n = self.classes()
-            weights = None
-            # each distinct value's text once, then the rows' (astype(str) value by value)
-            row_code, distinct = pd.factorize(self.data[self.sa], use_na_sentinel=False)
-            sa_text = pd.Series(distinct).astype(str)
+            col = self.data[self.sa]
+            codes = col.cat.codes.to_numpy() if isinstance(col.dtype, pd.CategoricalDtype) else None
+            if codes is not None and not (codes < 0).any():
+                row_code, distinct = codes, col.cat.categories  # no pass over the rows' text
+            else:
+                row_code, distinct = pd.factorize(col, use_na_sentinel=False)
+            by_value = sa_counts(gids, row_code, n, len(distinct))
+        # each distinct value present, as text (a categorical's unused categories are no value)
+        present = by_value.any(axis=0)
+        sa_text = pd.Series(np.asarray(distinct, dtype=object)[present]).astype(str)
+        by_value = by_value[:, present]
         ref = self.meta.get("sa_reference")
         if ref:
             values = np.asarray(ref["values"], dtype=object)
             vals = pd.Index(values).get_indexer(sa_text)
-            if weights is None:
-                vals = vals[row_code]
             if (vals < 0).any():
-                pos = int(np.flatnonzero(vals < 0)[0])
-                bad = sa_text.iloc[pos if weights is not None else int(row_code[pos])]
+                bad = sa_text.iloc[int(np.flatnonzero(vals < 0)[0])]
                 raise DataError(f"release holds SA value {bad!r} that its sidecar's SA domain lacks")
             global_counts = np.asarray(ref["counts"], dtype=np.int64)
             numeric = None if ref.get("numeric") is None else np.asarray(ref["numeric"], dtype=np.float64)
         else:
             vals, uniq_v = pd.factorize(sa_text, sort=True)
-            if weights is None:
-                vals = vals[row_code]
             values = np.asarray(uniq_v, dtype=object)
             global_counts = None
             numeric = None
@@ -151,9 +159,12 @@ class Release:
                 numeric = values.astype(np.float64)
             except (TypeError, ValueError):
                 pass
-        m = len(values)
-        flat = np.bincount(np.asarray(gids, dtype=np.int64) * m + vals, weights=weights, minlength=n * m)
-        counts = flat.astype(np.int64).reshape(n, m)
+        counts = np.zeros((n, len(values)), dtype=np.int64)
+        if np.unique(vals).size == vals.size:
+            counts[:, vals] = by_value
+        else:  # two values of one text (1 and "1") add up
+            for j, v in enumerate(vals):
+                counts[:, v] += by_value[:, j]
         if global_counts is None:
             global_counts = counts.sum(axis=0)
         sets = {}
@@ -320,14 +331,17 @@ def build_release(
         else:
             require(model, gcounts, table.sa_domain, what="partition")
     keep = partition.group >= 0
-    rows = np.flatnonzero(keep)
-    if rows.size == 0 and table.n_rows:
+    n_published = int(np.count_nonzero(keep))
+    # nothing suppressed: the rows 0..n-1 are never materialised (8 bytes a row)
+    rows = None if n_published == table.n_rows else np.flatnonzero(keep)
+    del keep
+    if n_published == 0 and table.n_rows:
         from ..errors import InfeasibleError
 
         raise InfeasibleError(f"every one of the {table.n_rows} rows would be suppressed: there is nothing to publish "
                               "(relax the model, generalize more, or allow less suppression)", model=model)
-    every = rows.size == table.n_rows  # nothing suppressed: rows = 0..n-1
-    group = partition.group if every else partition.group[rows]
+    at = slice(None) if rows is None else rows  # the published rows of every column
+    group = partition.group[at]
     out: dict[str, Any] = {}
     fast = None
     if kind == "generalized" and levels is None:  # local recoding: labels per group, on codes
@@ -338,20 +352,22 @@ def build_release(
         sa_table = None
     elif kind == "generalized":
         for j, name in enumerate(table.qi_names):
-            out[name] = _generalized_column(table, name, group, partition.n_groups, rows,
+            out[name] = _generalized_column(table, name, group, partition.n_groups, at,
                                             None if levels is None else int(levels[j]))
-        out[table.sa_name] = table.decode(table.sa_name, table.sa_codes[rows])
+        from .local_frame import sa_column
+
+        out[table.sa_name] = sa_column(table.columns[table.sa_name], table.sa_codes[at])
         sa_table = None
     else:
         if qi_group is not None:  # Generalized Anatomy: each row under its QI class's labels
-            _, qg = np.unique(qi_group[rows], return_inverse=True)
+            _, qg = np.unique(qi_group[at], return_inverse=True)
             qg = qg.ravel().astype(np.int64)
             n_qg = int(qg.max()) + 1 if qg.size else 0
         for name in table.qi_names:
             if qi_group is not None:
-                out[name] = _generalized_column(table, name, qg, n_qg, rows, None)
+                out[name] = _generalized_column(table, name, qg, n_qg, at, None)
             else:
-                out[name] = table.decode(name, table.columns[name].codes[rows])
+                out[name] = table.decode(name, table.columns[name].codes[at])
         out[GID] = group + 1
         counts = table.group_sa_counts(partition.group, partition.n_groups)
         g, s = np.nonzero(counts)
@@ -363,13 +379,13 @@ def build_release(
         data = pd.DataFrame(out)
         if table.kept is not None:
             for c in table.kept.columns:
-                data[c] = table.kept[c].to_numpy()[rows]
+                data[c] = table.kept[c].to_numpy()[at]
         # the file must be a function of the published rows alone: canonical row order and GIDs
         # (the SA ranked through its codes: its categories' order, not its rows' values, is sorted)
         sa_col = table.columns[table.sa_name]
         sa_rank = pd.factorize(pd.Series(sa_col.categories), sort=True)[0].astype(np.int64)
         data, sa_table, order = canonical_form(data, sa_table, kind=kind, sa=table.sa_name,
-                                               keys={table.sa_name: sa_rank[sa_col.codes[rows]]})
+                                               keys={table.sa_name: sa_rank[sa_col.codes[at]]})
     meta: ReleaseMeta = {
         "openbook_version": __version__,
         "kind": kind,
@@ -377,7 +393,7 @@ def build_release(
         "model": None if model is None else model.to_dict(),
         "algorithm": dict(partition.provenance),
         "n_input": table.n_rows,
-        "n_published": int(rows.size),
+        "n_published": n_published,
         "n_suppressed": partition.n_suppressed,
         "n_groups": partition.n_groups,
         "levels": None if levels is None else [int(x) for x in levels],
@@ -390,7 +406,7 @@ def build_release(
     if reference is not None:
         meta["sa_reference"] = reference
     release = Release(kind, data, list(table.qi_names), table.sa_name, sa_table, meta, partition=partition,
-                      source_rows=order if every else rows[order], _classes=None if fast is None else (data, class_ids, n_classes))
+                      source_rows=order if rows is None else rows[order], _classes=None if fast is None else (data, class_ids, n_classes))
     # the number of classes the files show — a generalized release shows groups whose labels
     # coincide as one class — never the algorithm's own group count: every published number is
     # something a reader could count (docs/release-files.md)
@@ -477,17 +493,29 @@ def _lexsort_rows(columns: list[np.ndarray], n: int) -> np.ndarray:
 
 
 def stable_argsort(ids: np.ndarray, g: int) -> np.ndarray:
-    """``np.argsort(ids, kind="stable")`` of ids in ``0..g-1``, by radix sorts of 16-bit
-    digits (numpy's stable sort is a radix sort for 16-bit keys only: ~10x faster)."""
-    if g > 1 << 48:
+    """``np.argsort(ids, kind="stable")`` of integer ids in ``0..g-1``, by radix sorts of
+    16-bit digits (numpy's stable sort is a radix sort for 16-bit keys only: ~10x faster),
+    int32 below 2^31 ids. The digits are read in place (the ids' bytes seen as 16-bit words)
+    and the order between passes is kept in int32: at 10^7 ids the sort's temporaries are
+    ~20 bytes an id, not ~40."""
+    ids = np.asarray(ids)
+    n = ids.size
+    if g > 1 << 48 or ids.dtype.kind not in "iu" or sys.byteorder != "little":
         return np.argsort(ids, kind="stable")
+    if ids.dtype.itemsize < 2:
+        ids = ids.astype(np.uint16)
+    words = np.ascontiguousarray(ids).view(np.uint16).reshape(n, -1)  # little-endian: low word first
+    small = np.int32 if n < 1 << 31 else np.int64
     order = None
-    for shift in range(0, max(int(g - 1).bit_length(), 1), 16):
-        digit = ((ids >> shift) & 0xFFFF).astype(np.uint16)
+    for d in range(min(max(-(-int(g - 1).bit_length() // 16), 1), words.shape[1])):
+        digit = words[:, d]
         if order is None:
-            order = np.argsort(digit, kind="stable")
+            step = np.argsort(digit, kind="stable")
+            order = step.astype(small, copy=False)
         else:
-            order = order[np.argsort(digit[order], kind="stable")]
+            step = np.argsort(digit[order], kind="stable")
+            order = order[step]
+        del step
     assert order is not None  # the loop runs at least once
     return order
 
@@ -562,7 +590,7 @@ def canonical_form(data: pd.DataFrame, sa_table: pd.DataFrame | None, *, kind: s
 
 
 def _generalized_column(table: EncodedTable, name: str, group: np.ndarray, n_groups: int,
-                        rows: np.ndarray, level: int | None) -> pd.Categorical:
+                        rows: np.ndarray | slice, level: int | None) -> pd.Categorical:
     col = table.columns[name]
     codes = col.codes[rows]
     if level is not None:
@@ -581,31 +609,6 @@ def _generalized_column(table: EncodedTable, name: str, group: np.ndarray, n_gro
         renumber = np.cumsum(used) - 1
         label_codes, uniq = renumber[label_codes], uniq[used]
     return pd.Categorical.from_codes(label_codes, categories=pd.Index(uniq.astype(str)))
-
-
-def group_labels(table: EncodedTable, name: str, group: np.ndarray, n_groups: int,
-                 codes: np.ndarray | None = None) -> np.ndarray:
-    """The label local recoding publishes for QI ``name`` of each group (``group``: the group
-    of each row whose codes are ``codes``, default the column's; every group non-empty): the
-    members' range ``[lo-hi]`` (or the value) for a numeric column without a declared
-    hierarchy, else the label of the members' lowest common ancestor in the hierarchy
-    (``labels`` is the grammar). An ``(n_groups,)`` object array of ``str``."""
-    col = table.columns[name]
-    codes = col.codes if codes is None else codes
-    if col.kind == "numeric" and name not in table.hierarchies:
-        lo = np.full(n_groups, np.iinfo(np.int64).max)
-        hi = np.full(n_groups, -1, dtype=np.int64)
-        wide = np.asarray(codes, dtype=np.int64)  # one type: ufunc.at's fast path (16x)
-        np.minimum.at(lo, group, wide)
-        np.maximum.at(hi, group, wide)
-        used = hi >= 0
-        lo, hi = np.where(used, lo, 0), np.where(used, hi, 0)
-        a = pd.Series(col.categories[lo]).astype(str)
-        b = pd.Series(col.categories[hi]).astype(str)
-        return np.where(lo == hi, a, "[" + a + "-" + b + "]").astype(object)
-    h = table.hierarchy(name)
-    nodes, at = np.unique(h.group_lca(codes, group, n_groups), return_inverse=True)  # each node's label once
-    return np.asarray([str(x) for x in h.label_of(nodes)], dtype=object)[at.ravel()]
 
 
 def _unique_labels(labels: Any) -> list[str]:

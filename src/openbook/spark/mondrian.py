@@ -95,7 +95,7 @@ def spark_mondrian(st: SparkTable, model: PrivacyModel, *, strict: bool = True,
     import pyarrow as pa
     from pyspark import StorageLevel
 
-    from ..release.release import group_labels
+    from ..release.labels import group_labels
 
     model.validate(st.domain)
     plan = plan_top(st, model, strict=strict, max_fragment=max_fragment)

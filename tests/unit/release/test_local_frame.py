@@ -5,6 +5,7 @@ as the row-by-row path through :func:`openbook.release.release.canonical_form`."
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -126,7 +127,7 @@ def test_every_row_published_in_arbitrary_groups():
 def test_group_labels_are_each_groups_lca_label():
     """``group_labels`` of a hierarchical column: the label of each group's LCA, made once per
     node and handed to every group whose LCA it is."""
-    from openbook.release.release import group_labels
+    from openbook.release.labels import group_labels
 
     table = _table(8, 300)
     group = np.random.default_rng(8).integers(0, 25, table.n_rows)
@@ -141,3 +142,115 @@ def test_group_labels_are_each_groups_lca_label():
 def test_stable_argsort_of_int32_keys():
     ids = np.random.default_rng(9).integers(0, (1 << 20) + 5, 5000).astype(np.int32)
     np.testing.assert_array_equal(stable_argsort(ids, (1 << 20) + 5), np.argsort(ids, kind="stable"))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint16, np.int32, np.uint32, np.int64])
+def test_stable_argsort_of_every_key_type_is_numpys_in_int32(dtype):
+    rng = np.random.default_rng(10)
+    top = min(np.iinfo(dtype).max, (1 << 40) + 7)
+    for g in sorted({1, 100, min(top, 1 << 16), min(top, (1 << 16) + 9), top}):
+        ids = rng.integers(0, g, 7000).astype(dtype)
+        got = stable_argsort(ids, g)
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, np.argsort(ids, kind="stable"))
+
+
+def test_counts_labels_and_release_by_small_chunks_equal_one_pass(monkeypatch):
+    """The counting and labelling passes run a chunk of rows at a time (their int64
+    temporaries bounded at any size): with chunks of 7 rows, the same counts, labels, LCAs
+    and release as in one pass."""
+    import openbook.data.table as tbl
+    import openbook.hierarchy.lca as lca
+    import openbook.release.labels as labels
+
+    table = _table(11, 1000)
+    rng = np.random.default_rng(11)
+    group = rng.integers(0, 60, table.n_rows)
+    group[rng.random(table.n_rows) < 0.1] = -1
+    keep = group >= 0
+    group[keep] = np.unique(group[keep], return_inverse=True)[1].ravel()
+    n_groups = int(group.max()) + 1
+    part = Partition(group.copy(), n_groups, provenance={"algorithm": "test"})
+    whole = build_release(table, part, model=None)
+    counts = tbl.sa_counts(group, table.sa_codes, n_groups, table.columns["sa"].n_values)
+    lab = {c: labels.group_labels(table, c, group[keep], n_groups, table.columns[c].codes[keep]) for c in table.qi_names}
+    for mod in (tbl, lca, labels):
+        monkeypatch.setattr(mod, "CHUNK_ROWS", 7)
+    before = group.copy()
+    small = tbl.sa_counts(group, table.sa_codes, n_groups, table.columns["sa"].n_values)
+    np.testing.assert_array_equal(group, before)  # the keys are built in a copy, never in the caller's ids
+    np.testing.assert_array_equal(small, counts)
+    want = np.zeros_like(counts)
+    np.add.at(want, (group[keep], table.sa_codes[keep]), 1)
+    np.testing.assert_array_equal(counts, want)
+    for c in table.qi_names:
+        np.testing.assert_array_equal(labels.group_labels(table, c, group[keep], n_groups, table.columns[c].codes[keep]),
+                                      lab[c])
+    chunked = build_release(table, Partition(group.copy(), n_groups, provenance={"algorithm": "test"}), model=None)
+    pd.testing.assert_frame_equal(chunked.data, whole.data)
+    np.testing.assert_array_equal(chunked.source_rows, whole.source_rows)
+
+
+def test_an_sa_value_only_suppressed_rows_hold_is_in_no_published_byte(tmp_path):
+    """The SA column is a categorical of the values its rows hold: a value held only by
+    suppressed rows is no category, so neither the frame nor the Parquet (whose dictionary
+    would list it) nor the CSV names it."""
+    from openbook.release import save_release
+
+    rng = np.random.default_rng(12)
+    n = 300
+    df = pd.DataFrame({"age": rng.integers(20, 60, n), "zip": rng.choice(["a", "b", "c"], n),
+                       "sa": rng.choice(["flu", "cold", "hiv"], n)})
+    df.loc[[5, 77], "sa"] = "zzsecretzz"
+    table = encode(df, Schema.build(qi=["age:numeric", "zip"], sa="sa"))
+    group = (np.arange(n) % 10).astype(np.int64)
+    group[[5, 77]] = -1
+    group[group >= 0] = np.unique(group[group >= 0], return_inverse=True)[1].ravel()
+    # a real algorithm's record for the sidecar (the groups are ours: only the bytes are read)
+    provenance = make_algorithm("mondrian", model=make_model("k=2")).partition(table).provenance
+    for fast in (True, False):
+        saved = lf.local_frame
+        if not fast:
+            lf.local_frame = lambda *a, **k: None
+        try:
+            rel = build_release(table, Partition(group, int(group.max()) + 1, provenance=dict(provenance)), model=None)
+        finally:
+            lf.local_frame = saved
+        col = rel.data["sa"]
+        assert isinstance(col.dtype, pd.CategoricalDtype)
+        assert list(col.cat.categories) == ["cold", "flu", "hiv"]
+        for suffix in (".parquet", ".csv"):
+            out = tmp_path / f"r{fast}{suffix}"
+            save_release(rel, out)
+            assert b"zzsecretzz" not in out.read_bytes()
+            assert b"zzsecretzz" not in Path(f"{out}.json").read_bytes()
+
+
+def test_the_counts_of_a_categorical_sa_are_those_of_its_text():
+    """``Release.sa_counts`` reads a categorical SA through its codes; an unused category is
+    no value of the domain, and the counts equal those of the same column as text."""
+    from openbook.release import Release
+
+    rng = np.random.default_rng(13)
+    qi = rng.choice(["x", "y", "z"], 400)
+    sa = rng.choice(["b", "a", "c"], 400)
+    cat = pd.Categorical(sa, categories=["c", "unused", "a", "b"])
+    meta = {"schema": {"sensitive_sets": {"s": ["a", "unused"]}}}
+    as_text = Release("generalized", pd.DataFrame({"q": qi, "sa": sa}), ["q"], "sa", meta=dict(meta))
+    as_cat = Release("generalized", pd.DataFrame({"q": qi, "sa": cat}), ["q"], "sa", meta=dict(meta))
+    (c1, d1), (c2, d2) = as_text.sa_counts(), as_cat.sa_counts()
+    np.testing.assert_array_equal(c1, c2)
+    assert list(d1.values) == list(d2.values) == ["a", "b", "c"]
+    np.testing.assert_array_equal(d1.global_counts, d2.global_counts)
+    np.testing.assert_array_equal(d1.sensitive_sets["s"], d2.sensitive_sets["s"])
+
+
+def test_two_sa_values_of_one_text_are_one_value():
+    """A frame holding 1 and "1" publishes one text, so one value of the domain: counted together."""
+    from openbook.release import Release
+
+    rel = Release("generalized", pd.DataFrame({"q": ["x"] * 4, "sa": pd.Series([1, "1", "a", 1], dtype=object)}),
+                  ["q"], "sa", meta={})
+    counts, dom = rel.sa_counts()
+    assert list(dom.values) == ["1", "a"]
+    np.testing.assert_array_equal(counts, [[3, 1]])
