@@ -167,7 +167,7 @@ def _schema_from(sch: dict[str, Any], fallback: Schema | None = None) -> Schema:
         name, _, vals = sets.rpartition("=")
         sets = {name or "sensitive": [v.strip() for v in vals.split("|") if v.strip()]}
     same_sa = fallback is not None and (sa is fallback.sa or sa == fallback.sa.name)
-    if same_sa:
+    if same_sa and fallback is not None:
         sa = fallback.sa  # keeps the SA's kind (numeric for (k,e)-anonymity) and order
         if sets is None:
             sets = dict(fallback.sensitive_sets)

@@ -135,7 +135,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     return cfg
 
 
-def hierarchy_flags(items: list[str]) -> dict[str, str]:
+def hierarchy_flags(items: list[str] | None) -> dict[str, str]:
     """``--hierarchy COLUMN=PATH`` options as column -> spec (in order; a later one wins)."""
     out: dict[str, str] = {}
     for item in items or []:

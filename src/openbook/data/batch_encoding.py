@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -92,7 +92,7 @@ class ColumnDictionary:
                 code = len(self.values)
                 self._index[key] = code
                 self.values.append(v)
-                if text:
+                if batch_stripped is not None:  # text
                     self.stripped.append(batch_stripped[j])
             mapping[j] = code
         return mapping[idx_np] if len(mapping) else np.full(len(idx_np), -1, dtype=np.int32)
@@ -334,7 +334,7 @@ def _rows_with(bad: np.ndarray, codes: np.ndarray, weights: np.ndarray | None) -
 # a whole table from a source
 # ---------------------------------------------------------------------------------------
 def read_codes(src: Any, columns: list[str], kinds: Mapping[str, str], batch_rows: int,
-               keep: list[str] = ()) -> tuple[dict[str, ColumnDictionary], dict[str, np.ndarray], list[Any]]:
+               keep: Sequence[str] = ()) -> tuple[dict[str, ColumnDictionary], dict[str, np.ndarray], list[Any]]:
     """Every batch of ``src``: the dictionaries, the provisional codes of every row, and the
     Arrow arrays of the ``keep`` columns (values as they are)."""
     dicts = {c: ColumnDictionary(c, kinds[c]) for c in columns}

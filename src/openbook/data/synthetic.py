@@ -59,6 +59,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -163,11 +164,12 @@ def _named_column(pos: int) -> _Column:
         pmf = np.empty(1000)
         pmf[order] = _zipf(1000, 0.7)
         return _Column("zip", "numeric", values, pmf)
-    name, kind, table = [
-        None, ("workclass", "categorical", _WORKCLASS), ("education", "ordinal", _EDUCATION),
+    columns: list[tuple[str, str, Any]] = [
+        ("", "", None), ("workclass", "categorical", _WORKCLASS), ("education", "ordinal", _EDUCATION),
         ("marital_status", "categorical", _MARITAL), ("race", "categorical", _RACE),
         ("sex", "categorical", _SEX), ("native_country", "categorical", _COUNTRY),
-    ][pos]
+    ]
+    name, kind, table = columns[pos]  # pos 1..6 (0 and 7.. are handled above)
     return _Column(name, kind, list(table), _normalise(list(table.values())))
 
 

@@ -215,10 +215,10 @@ def build_graph(
     while frontier.size:
         done[frontier] = True
         rounds.append(frontier)
-        e = ranges(child_ptr[frontier], n_children[frontier])
-        if e.size == 0:
+        edges = ranges(child_ptr[frontier], n_children[frontier])
+        if edges.size == 0:
             break
-        ch, pa = child_of_edge[e], parent_of_edge[e]
+        ch, pa = child_of_edge[edges], parent_of_edge[edges]
         np.maximum.at(depth, ch, depth[pa] + 1)
         np.minimum.at(sdepth, ch, sdepth[pa] + 1)
         remaining -= np.bincount(ch, minlength=nn)
@@ -226,7 +226,9 @@ def build_graph(
         frontier = cand[remaining[cand] == 0]
     if not done.all():
         start = int(np.flatnonzero(~done)[0])
-        path, pos, v = [], {}, start
+        path: list[int] = []
+        pos: dict[int, int] = {}
+        v = start
         while v not in pos:
             pos[v] = len(path)
             path.append(v)

@@ -27,6 +27,7 @@ is a leaf too, so every non-missing value of ``adult.data`` + ``adult.test`` enc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import resources
 
 from openbook.errors import ParameterError
@@ -156,7 +157,7 @@ _NATIVE_COUNTRY = {
 }
 
 
-def _taxonomy(levels: dict[str, tuple[str, ...]], column: str) -> Hierarchy:
+def _taxonomy(levels: Mapping[str, tuple[str, ...]], column: str) -> Hierarchy:
     return from_levels([[leaf, *labels, "*"] for leaf, labels in levels.items()], column)
 
 

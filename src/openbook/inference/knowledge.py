@@ -144,9 +144,9 @@ def mine_knowledge(table: EncodedTable, *, max_size: int | None = None, min_supp
                              value=min_support)
     names = list(table.qi_names)
     use = names if qi is None else list(qi)
-    for n in use:
-        if n not in names:
-            raise ParameterError(f"unknown QI column {n!r} (QIs: {', '.join(names)})", parameter="qi", value=n)
+    for col in use:
+        if col not in names:
+            raise ParameterError(f"unknown QI column {col!r} (QIs: {', '.join(names)})", parameter="qi", value=col)
     if sets is None:
         if max_size is None and len(use) > 6:
             max_size = 3
@@ -154,11 +154,11 @@ def mine_knowledge(table: EncodedTable, *, max_size: int | None = None, min_supp
     else:
         subsets = []
         for s in sets:
-            for n in s:
-                if n not in names:
-                    raise ParameterError(f"unknown QI column {n!r} in attribute set {list(s)}", parameter="sets",
-                                         value=n)
-            subsets.append(tuple(names.index(n) for n in s))
+            for col in s:
+                if col not in names:
+                    raise ParameterError(f"unknown QI column {col!r} in attribute set {list(s)}", parameter="sets",
+                                         value=col)
+            subsets.append(tuple(names.index(col) for col in s))
     qc = table.qi_codes
     sa = table.sa_codes.astype(np.int64)
     K = table.columns[table.sa_name].n_values
