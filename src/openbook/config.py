@@ -48,7 +48,7 @@ AUTO_BATCH_BYTES = 1 << 30
 SECTIONS = {"input", "schema", "hierarchies", "model", "algorithm", "output", "certify"}
 #: the keys each section may hold (``hierarchies``: any column; ``model`` and ``algorithm``
 #: pass their keys to the model / anonymizer, which reject unknown ones by name)
-KEYS = {
+KEYS: dict[str, dict[str, Any]] = {
     "input": {"path": str, "dataset": str, "data_dir": str, "format": str, "table": str, "query": str},
     "schema": {"qi": (list, str), "sa": str, "sensitive_sets": (dict, str), "keep": (list, str),
                "identifiers": (list, str), "missing": str, "kinds": dict},
@@ -112,7 +112,7 @@ DOCS: dict[str, dict[str, tuple[str, str]]] = {
 def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of a run configuration (its TOML read as JSON):
     docs/config.schema.json is this, and a test keeps them equal."""
-    types = {str: {"type": "string"}, int: {"type": "integer"}, bool: {"type": "boolean"},
+    types: dict[type, dict[str, Any]] = {str: {"type": "string"}, int: {"type": "integer"}, bool: {"type": "boolean"},
              float: {"type": "number"}, list: {"type": "array", "items": {"type": "string"}},
              dict: {"type": "object"}}
 

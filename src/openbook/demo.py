@@ -30,7 +30,7 @@ from .release import load_release, save_release
 from .run import Certification, RunSpec
 
 DEMO_MODEL = "simple-l=6,set=tech-support"
-DEMO_QUERIES = {"n": 1000, "qd": 3, "sel": 0.05}
+DEMO_QUERIES: dict[str, Any] = {"n": 1000, "qd": 3, "sel": 0.05}
 
 #: (label, registered algorithm, parameters)
 DEMO_ALGORITHMS: list[tuple[str, str, dict[str, Any]]] = [

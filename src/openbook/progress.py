@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Iterable, Iterator, TypeVar
+from typing import Any, Iterable, Iterator, TypeVar
 
 T = TypeVar("T")
 
@@ -58,7 +58,7 @@ class status:
 
     def __init__(self, message: str) -> None:
         self.message = message
-        self._status = None
+        self._status: Any = None
 
     def __enter__(self) -> "status":
         if enabled():

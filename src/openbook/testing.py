@@ -76,7 +76,7 @@ def contract_table(n: int = 80, seed: int = 0) -> Any:
 _MODELS = ("l=2", "simple-l=2,set=sens", "simple-l=2,set=sens,set-mode=total")
 
 
-def _class_of(algorithm: Any) -> type:
+def _class_of(algorithm: Any) -> Any:
     from .algorithms.registry import algorithm_class
 
     return algorithm_class(algorithm) if isinstance(algorithm, str) else algorithm
@@ -188,7 +188,7 @@ def _check_anonymizer(cls: Any, name: str, model: Any, params: dict[str, Any], t
     return done
 
 
-def _accepted_model(cls: type, model: Any, params: dict[str, Any], t: Any) -> Any:
+def _accepted_model(cls: Any, model: Any, params: dict[str, Any], t: Any) -> Any:
     from .models import make_model
 
     if model is not None:
@@ -204,7 +204,7 @@ def _accepted_model(cls: type, model: Any, params: dict[str, Any], t: Any) -> An
     raise _fail("model", f"{cls.name} accepts none of {_MODELS} on the contract table (last: {why}); give model=")
 
 
-def _check_certificate(cls: type, rel: Any, t: Any, method: str | None, done: Checks) -> None:
+def _check_certificate(cls: Any, rel: Any, t: Any, method: str | None, done: Checks) -> None:
     from .certificate import certify
 
     cert = certify(rel, original=t, max_risk=1.0, max_reid_risk=1.0)
@@ -219,7 +219,7 @@ def _check_certificate(cls: type, rel: Any, t: Any, method: str | None, done: Ch
     done.append("certificate decides")
 
 
-def _check_brute_force(cls: type, mdl: Any, params: dict[str, Any], method: str | None, done: Checks) -> None:
+def _check_brute_force(cls: Any, mdl: Any, params: dict[str, Any], method: str | None, done: Checks) -> None:
     """The replay adversary against every possible world re-running the algorithm, on tiny
     tables; for algorithms whose run the table fixes (trait ``deterministic``, ties not
     drawn at random). Randomized algorithms need their coins
@@ -248,7 +248,7 @@ def _check_brute_force(cls: type, mdl: Any, params: dict[str, Any], method: str 
     done.append(f"brute force ({compared} people)")
 
 
-def _compare_with_brute_force(cls: type, mdl: Any, params: dict[str, Any], rel: Any, t: Any) -> int:
+def _compare_with_brute_force(cls: Any, mdl: Any, params: dict[str, Any], rel: Any, t: Any) -> int:
     from .algorithms.mask import with_sa_codes
     from .attacks.registry import make_adversary
     from .attacks.replay.generic import canonical
@@ -365,7 +365,7 @@ class _Unacceptable:
         return "<unacceptable>"
 
 
-def _check_adversary_parameters(cls: type, done: Checks) -> None:
+def _check_adversary_parameters(cls: Any, done: Checks) -> None:
     from .params import Constraint
 
     for key, spec in cls.parameters.items():
@@ -391,7 +391,7 @@ def _check_adversary_parameters(cls: type, done: Checks) -> None:
     done.append("declared parameters")
 
 
-def _default_case(cls: type) -> tuple[Any, Any, tuple]:
+def _default_case(cls: Any) -> tuple[Any, Any, tuple]:
     from .algorithms.registry import make_algorithm
     from .models import make_model
 

@@ -35,7 +35,7 @@ def posterior_histogram(max_posterior: np.ndarray, l: float | None, *, title: st
     fig, ax = plt.subplots(figsize=(6.4, 3.0))
     bins = np.linspace(0.0, 1.0, 41)
     if x.size:
-        ax.hist(x, bins=bins, color="#4C72B0", edgecolor="white")
+        ax.hist(x, bins=list(bins), color="#4C72B0", edgecolor="white")
     if l:
         ax.axvline(1.0 / l, color="#C44E52", linestyle="--", linewidth=2, label=f"1/ℓ = {1.0 / l:.3g}")
         ax.legend(loc="upper right")
