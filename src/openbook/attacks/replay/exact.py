@@ -102,24 +102,26 @@ def pruned(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, limit: float, 
         boxes.append((dims, int(size[cells].sum())))
     lut = np.zeros(int(lut_ptr[-1]), dtype=np.bool_)
     if sides:
-        pts = []
-        for (dims, rows) in boxes:
+        assert dec is not None  # sides come from decisions
+        lr = None if dec.off_left is None or dec.off_right is None else (dec.off_left, dec.off_right)
+        pts, fulls = [], []
+        for s, (dims, rows) in enumerate(boxes):
             idx = np.arange(math.prod(int(x) for x in dims.tolist()), dtype=np.int64)
             y = np.zeros((idx.size, V), dtype=np.int64)
-            r_ = idx.copy()
+            r_ = idx
             for v in range(V - 1):
-                y[:, v] = r_ % dims[v]
-                r_ //= dims[v]
+                if dims[v] > 1:  # a class the side cannot hold stays 0: no pass over the box
+                    y[:, v] = r_ % dims[v]
+                    r_ = r_ // dims[v]
             y[:, V - 1] = rows - y[:, :V - 1].sum(axis=1)
-            pts.append(y)
-        assert dec is not None  # sides come from decisions
-        allp = np.concatenate(pts)
-        lr = None if dec.off_left is None or dec.off_right is None else (dec.off_left, dec.off_right)
-        off = np.concatenate([np.repeat(lr[s % 2][s // 2][None, :], p.shape[0], 0)
-                              if lr is not None else np.zeros((p.shape[0], n_sa), np.int64)
-                              for s, p in enumerate(pts)])
-        feas = allp[:, V - 1] >= 0
-        full = expand(allp[feas], rep, n_sa) + off[feas]
+            feas = y[:, V - 1] >= 0
+            pts.append(feas)
+            full = expand(y[feas], rep, n_sa)
+            if lr is not None:
+                full += lr[s % 2][s // 2][None, :]  # the side's rows outside the unit
+            fulls.append(full)
+        feas = np.concatenate(pts)
+        full = np.concatenate(fulls)
         lut[np.flatnonzero(feas)] = holds(dec.model, dec.domain, full) if full.shape[0] else np.zeros(0, bool)
     # CSR: sides of each cell (enumeration order), decisions completed at each cell
     cs_cell = np.concatenate([back[c] for c in sides] + [np.zeros(0, np.int64)]).astype(np.int64)
