@@ -309,10 +309,16 @@ def lgamma_table(n: int) -> np.ndarray:
 
 
 def expand(part: np.ndarray, rep: np.ndarray, n_sa: int) -> np.ndarray:
-    """Counts over the unit's classes ``rep`` as counts over the full SA domain."""
-    full = np.zeros(part.shape[:-1] + (n_sa,), dtype=np.int64)
-    full[..., rep] = part
-    return full
+    """Counts over the unit's classes ``rep`` as counts over the full SA domain (a new int64
+    array). Gathered along the last axis — a scatter into it (``full[..., rep] = part``) was
+    ~6x slower, a plain copy when ``rep`` is the whole domain in order ~30x."""
+    rep = np.asarray(rep)
+    if rep.size == n_sa and np.array_equal(rep, np.arange(n_sa)):
+        return np.array(part, dtype=np.int64)
+    src = np.full(n_sa, part.shape[-1], dtype=np.int64)  # a value of no class: the zero column
+    src[rep] = np.arange(rep.size)
+    ext = np.concatenate([np.asarray(part, dtype=np.int64), np.zeros(part.shape[:-1] + (1,), np.int64)], axis=-1)
+    return np.take(ext, src, axis=-1)
 
 
 def weight_chunked(unit: Unit, tabs: np.ndarray, rep: np.ndarray, n_sa: int) -> np.ndarray:
