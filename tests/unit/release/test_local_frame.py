@@ -68,14 +68,20 @@ def test_mondrian_release_equals_the_row_by_row_path(seed, strict):
     assert n == fast.classes()[1]
 
 
+def _random_groups(seed: int, n: int, n_groups: int) -> np.ndarray:
+    """Groups in no particular order, a tenth of the rows suppressed, ids renumbered 0..G-1."""
+    rng = np.random.default_rng(seed)
+    group = rng.integers(0, n_groups, n)
+    group[rng.random(n) < 0.1] = -1
+    keep = group >= 0
+    group[keep] = np.unique(group[keep], return_inverse=True)[1].ravel()
+    return group
+
+
 def test_arbitrary_groups_and_suppression():
     """Suppressed rows, groups in no particular order, groups of equal label tuples."""
     table = _table(3, 400)
-    rng = np.random.default_rng(3)
-    group = rng.integers(0, 40, table.n_rows)
-    group[rng.random(table.n_rows) < 0.1] = -1
-    keep = group >= 0
-    group[keep] = np.unique(group[keep], return_inverse=True)[1].ravel()
+    group = _random_groups(3, table.n_rows, 40)
     part = Partition(group, int(group.max()) + 1, provenance={"algorithm": "test"})
     fast, slow = _both(table, part, None)
     pd.testing.assert_frame_equal(fast.data, slow.data)
@@ -164,11 +170,8 @@ def test_counts_labels_and_release_by_small_chunks_equal_one_pass(monkeypatch):
     import openbook.release.labels as labels
 
     table = _table(11, 1000)
-    rng = np.random.default_rng(11)
-    group = rng.integers(0, 60, table.n_rows)
-    group[rng.random(table.n_rows) < 0.1] = -1
+    group = _random_groups(11, table.n_rows, 60)
     keep = group >= 0
-    group[keep] = np.unique(group[keep], return_inverse=True)[1].ravel()
     n_groups = int(group.max()) + 1
     part = Partition(group.copy(), n_groups, provenance={"algorithm": "test"})
     whole = build_release(table, part, model=None)
