@@ -1,4 +1,4 @@
-"""``EncodedTable``: every used column encoded once to ``int32`` codes with a decode map.
+"""``EncodedTable``: every used column encoded once to integer codes with a decode map.
 
 Rows are referenced by **position** only (0..n-1), never by a DataFrame index label, so a
 reindexed or shuffled frame cannot change a result (pyCANON's wrong-ℓ bug on a non-default
@@ -27,17 +27,54 @@ MISSING_LABEL = "<missing>"
 
 @dataclass(frozen=True, eq=False)
 class EncodedColumn:
-    """Codes of one column and how to decode them."""
+    """Codes of one column and how to decode them.
+
+    ``codes`` (one per row, ``0 .. n_values-1``) are held in the narrowest signed type of
+    :func:`code_dtype` — int8 for a domain of at most 127 values, int16 up to 32,767, else
+    int32 — so a 10^7-row table of small domains holds 1 byte a row per column, not 4.
+    Codes given in another type are narrowed on construction when they all lie in the
+    domain (codes outside it, which only a caller's error makes, are kept as given so the
+    error is seen, never wrapped). A narrow type leaves headroom for ``code + 1`` but not
+    for products: arithmetic on codes (``key * card + codes``) is done in int64 by the
+    reader (:func:`openbook.data.grouping.group_ids`, :func:`sa_counts`, ...), never in the
+    codes' own type."""
 
     name: str
     kind: str
-    codes: np.ndarray  # int32, one per row
+    codes: np.ndarray  # narrow signed integers (code_dtype), one per row
     categories: np.ndarray  # decoded value of each code
     numeric: np.ndarray | None = None  # float64 value of each code (numeric / ordinal rank)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "codes", narrow_codes(self.codes, len(self.categories)))
 
     @property
     def n_values(self) -> int:
         return len(self.categories)
+
+
+def code_dtype(n_values: int) -> np.dtype:
+    """The type of a column's codes: the narrowest signed integer holding ``0 .. n_values``
+    (one more than the largest code, so ``code + 1`` never wraps)."""
+    n = int(n_values)
+    return np.dtype(np.int8 if n <= 127 else np.int16 if n <= 32767 else np.int32)
+
+
+def narrow_codes(codes: Any, n_values: int) -> np.ndarray:
+    """``codes`` in :func:`code_dtype` of ``n_values`` when every code lies in
+    ``0 .. n_values-1`` (checked by one min/max pass, never assumed); otherwise as given
+    (an integer array), so a wrong code is reported by its reader rather than wrapped."""
+    arr = np.asarray(codes)
+    if arr.dtype.kind not in "iu":
+        if arr.size:
+            return arr
+        arr = arr.astype(np.int32)
+    target = code_dtype(n_values)
+    if arr.dtype == target:
+        return arr
+    if arr.size and (int(arr.min()) < 0 or int(arr.max()) >= int(n_values)):
+        return arr
+    return arr.astype(target)
 
 
 class SchemaView:
@@ -134,8 +171,7 @@ class EncodedTable(SchemaView):
         """A copy whose column ``name`` holds ``codes`` (same decode map, schema, hierarchies)."""
         col = self.columns[name]
         cols = dict(self.columns)
-        cols[name] = EncodedColumn(col.name, col.kind, np.asarray(codes, dtype=np.int32), col.categories,
-                                   col.numeric)
+        cols[name] = EncodedColumn(col.name, col.kind, np.asarray(codes), col.categories, col.numeric)
         return EncodedTable(self.schema, cols, dict(self.hierarchies), self.kept, self.dropped_columns, self.source)
 
     def decode(self, name: str, codes: np.ndarray | None = None) -> np.ndarray:
@@ -198,6 +234,7 @@ class EncodedTable(SchemaView):
 
 
 #: rows per pass of the counting loops: a pass's int64 keys are a few MB at any table size
+#: (``hierarchy.lca`` has its own: importing it here would load the hierarchy package at start)
 CHUNK_ROWS = 1 << 20
 
 
