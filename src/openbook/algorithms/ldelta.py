@@ -105,7 +105,8 @@ def m_bound(p_sorted: np.ndarray, n_q: int, l: int, p: float) -> float:
     return float(min(n_q, 1.0 / (l * p), float(np.sum(p_sorted[l - 1:])) / p))
 
 
-def sample_size(*, l: int, delta: float, p: float, n_q: int, p_sorted: Sequence[float]) -> tuple[int, float]:
+def sample_size(*, l: int, delta: float, p: float, n_q: int,
+                p_sorted: Sequence[float] | np.ndarray) -> tuple[int, float]:
     """``(N, m)`` of Algorithm 1, step 4: ``N = ⌈ln(mℓ/δ) / ln(1/(1−p))⌉``."""
     p_sorted = np.asarray(p_sorted, dtype=np.float64)
     l = _check_l(l, len(p_sorted))

@@ -21,6 +21,7 @@ below the independence estimate, vs qd and vs sel.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,7 +30,7 @@ from .registry import ExperimentResult, experiment
 
 #: GG/RGG/SG break ties between equal QIs by row position here (``ties="input"``), the
 #: convention the experiments were reproduced with; releases use a random order
-METHODS = [("RGG", "rgg", {"p": 0.65, "ties": "input"}), ("SG", "sg", {"ties": "input"}), ("Base", None, {}),
+METHODS: list[tuple[str, str | None, dict[str, Any]]] = [("RGG", "rgg", {"p": 0.65, "ties": "input"}), ("SG", "sg", {"ties": "input"}), ("Base", None, {}),
            ("RGG(Ana)", "rgg-ana", {"p": 0.65, "ties": "input"}), ("SG(Ana)", "sg-ana", {"ties": "input"}),
            ("Base(Ana)", "base-ana", {})]
 

@@ -83,18 +83,21 @@ def run_fig3(quick: bool = False, seed: int = 0) -> ExperimentResult:
     table = adult_table(3000 if quick else None)
     ls = [3, 6] if quick else [2, 3, 4, 5, 6, 7]
     worlds = 2000 if quick else 10_000
-    main, others = [], []
+    main: list[dict[str, Any]] = []
+    others: list[dict[str, Any]] = []
     for l in ls:
         for sv, set_name in SETS.items():
             model = make_model(f"simple-l={l},set={set_name}")
             r = _risk(table, make_algorithm("gg", model=model, tail="drop", ties="input"), l, worlds=worlds, seed=seed)
-            m = r["worst_group_rows"] // l  # GG group of m buckets of ℓ rows (m positives)
+            m = int(r["worst_group_rows"]) // l  # GG group of m buckets of ℓ rows (m positives)
             main.append({"l": l, "sensitive_value": sv, "vulnerable_fraction": r["vulnerable_fraction"],
                          "max_risk_multiple": r["max_risk_multiple"], "worst_group_buckets": m,
                          "theorem6_multiple": float(l * gg_p_b1(l, m)) if m >= 2 else 1.0,
                          "limit_multiple": (l / (l - 1)) ** (l - 1)})
-            for name, kw in [("sg", {"ties": "input"}), ("anatomy", {"l": l}), ("mondrian-relaxed", {"strict": False}),
-                             ("mondrian-strict", {"strict": True})]:
+            runs: list[tuple[str, dict[str, Any]]] = [
+                ("sg", {"ties": "input"}), ("anatomy", {"l": l}), ("mondrian-relaxed", {"strict": False}),
+                ("mondrian-strict", {"strict": True})]
+            for name, kw in runs:
                 if quick and name.startswith("mondrian"):
                     continue  # the Mondrian replay re-plans every node: full run only
                 algo_name = name.split("-")[0]
@@ -170,6 +173,7 @@ def _tcloseness(table: EncodedTable, t: float, *, worlds: int, seed: int) -> dic
     # biased UP by the Monte-Carlo noise (E|x̂ - q| >= |E x̂ - q|): with 500 worlds it calls
     # most rows vulnerable. |d̂ - d| <= ½ Σ_v |x̂_v - x_v|, so the distance is certainly above
     # d̂ - 3·½ Σ_v s.e._v (3 standard errors per value): that lower bound decides.
+    assert res.stderr is not None and res.group_info is not None  # a replay reports both
     lower = dist - 1.5 * res.stderr[pub].sum(axis=1)
     gi = res.group_info
     exact_groups = gi.loc[gi["exact"], "group"].to_numpy()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -46,7 +46,7 @@ def _seq(xs, d: int = 2) -> str:
     return " → ".join(_f(x, d) for x in xs)
 
 
-def _table(rows: list[tuple[str, ...]], head: tuple[str, ...]) -> str:
+def _table(rows: Sequence[tuple[str, ...]], head: tuple[str, ...]) -> str:
     out = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
     return "\n".join(out) + "\n"

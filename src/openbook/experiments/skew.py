@@ -20,6 +20,7 @@ values admit no non-empty ℓ-eligible subset; every method then suppresses the 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -144,10 +145,14 @@ def fig6(quick: bool = False, seed: int = 0) -> ExperimentResult:
         samples = _samples(counts, p, n_samples, rng)
         rows.append({"p": p, **_averaged(samples, l, runs, rng)})
     df = pd.DataFrame(rows)[["p", *METHODS, "violating"]]
+
+    def draw(ax: Any) -> None:
+        _plot_rates(ax, df, "p", "sample size p (%)", True)
+        ax.set_xscale("log")
+
     return ExperimentResult(
         {"main": df},
-        lambda png: _figure([(lambda ax: (_plot_rates(ax, df, "p", "sample size p (%)", True), ax.set_xscale("log")),
-                              "Fig. 6: suppression vs p (l=6)")], png),
+        lambda png: _figure([(draw, "Fig. 6: suppression vs p (l=6)")], png),
         {"l": l, "n_samples": n_samples, "r_sup_runs": runs})
 
 

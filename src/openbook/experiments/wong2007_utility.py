@@ -191,7 +191,8 @@ def fig6(quick: bool = False, seed: int = 0) -> ExperimentResult:
     ks = [2, 10] if quick else [2, 10, 20]
     qds = [2, 8] if quick else [2, 3, 4, 5, 6, 7, 8]
     sels = [0.02, 0.1] if quick else [0.01, 0.02, 0.05, 0.1, 0.2]
-    qpoints = [(f"_qd{qd}", qd, 0.05) for qd in qds] + [(f"_s{s}", None, s) for s in sels]
+    qpoints: list[tuple[str, int | None, float]] = [(f"_qd{qd}", qd, 0.05) for qd in qds]
+    qpoints += [(f"_s{s}", None, s) for s in sels]
     df = _sweep(quick, seed, kind="bucketized", points=[{"q": 8, "m": 2, "k": k} for k in ks], query_points=qpoints)
     long = []
     for _, r in df.iterrows():

@@ -109,17 +109,14 @@ def run(quick: bool = False, seed: int = 0) -> ExperimentResult:
     n_queries = 100 if quick else 1000
     rows: list[dict[str, Any]] = []
     notes: dict[str, Any] = {"failures": {}, "n_rows": len(frame), "n_queries": n_queries}
-    try:
-        from ..utility.metrics import view_from_partition
-        from ..utility.queries import evaluate_workload, make_workload
-    except ImportError:  # pragma: no cover - utility not present
-        view_from_partition = None
-        notes["are"] = "openbook.utility not available: are is NaN"
+    from ..utility.metrics import view_from_partition
+    from ..utility.queries import evaluate_workload, make_workload
+
     for qs in sizes:
         table = paper003_table(frame, qs)
         kn = mine_knowledge(table, min_support=100)
         sens = table.sa_domain.sensitive_mask(SET)
-        wl = make_workload(table, n=n_queries, qd=qs, sel=0.05, seed=seed) if view_from_partition else None
+        wl = make_workload(table, n=n_queries, qd=qs, sel=0.05, seed=seed)
         for r in rs:
             for name in algos:
                 t0 = time.perf_counter()
@@ -129,10 +126,8 @@ def run(quick: bool = False, seed: int = 0) -> ExperimentResult:
                     notes["failures"][f"{name} qi={qs} r={r}"] = f"{type(exc).__name__}: {exc}"
                     continue
                 t = time.perf_counter() - t0
-                are = float("nan")
-                if wl is not None:
-                    view = view_from_partition(table, part, levels=levels, kind=kind)
-                    are = evaluate_workload(wl, table, view)["are"]
+                view = view_from_partition(table, part, levels=levels, kind=kind)
+                are = evaluate_workload(wl, table, view)["are"]
                 rep = audit_groups(kn, table.qi_codes, table.sa_codes, part.group, r=r, sensitive=sens, seed=seed)
                 rows.append({"algorithm": name, "qi_size": qs, "r": r, "time_s": round(t, 4), "are": are,
                              "problematic_fraction": rep.problematic_fraction,

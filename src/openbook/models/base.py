@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, overload
 
 import numpy as np
 
@@ -56,6 +56,12 @@ class SADomain:
     @property
     def n_rows(self) -> int:
         return int(self.global_counts.sum())
+
+    @overload
+    def sensitive_mask(self, name: str) -> np.ndarray: ...
+
+    @overload
+    def sensitive_mask(self, name: None) -> None: ...
 
     def sensitive_mask(self, name: str | None) -> np.ndarray | None:
         """The boolean mask of the named sensitive set (``None`` -> ``None``)."""

@@ -119,7 +119,7 @@ def load_builtin(name: str) -> Loaded:
     frame = ds.frame
     roles = {c.name: "qi" for c in ds.schema.qi}
     roles[ds.schema.sa.name] = "sa"
-    kinds = {c.name: c.kind for c in (*ds.schema.qi, ds.schema.sa)}
+    kinds: dict[str, str] = {c.name: c.kind for c in (*ds.schema.qi, ds.schema.sa)}
     builtin = {col: f"built-in ({name}: {h.height} level{'' if h.height == 1 else 's'})"
                for col, h in ds.hierarchies.items()}
     sets = "\n".join(f"{k}={'|'.join(map(str, v))}" for k, v in ds.schema.sensitive_sets.items())

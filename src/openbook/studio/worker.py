@@ -251,7 +251,7 @@ class Runner:
                 run.status, run.error = "cancelled", None
                 return
             try:
-                msg = conn.recv() if conn.poll(0.2) else None
+                msg: Any = conn.recv() if conn.poll(0.2) else None  # a tuple of the worker protocol
             except (EOFError, OSError):
                 msg = None if run.cancel.is_set() else ("died",)
                 if msg is None:
