@@ -25,8 +25,9 @@ from ..release.release import Release
 from .base import AttackResult
 
 
-def release_model(release: Release, model: Any = None) -> Any:
-    """The privacy model: the one given, else the one the release's sidecar records."""
+def release_model(release: Release | Any, model: Any = None) -> Any:
+    """The privacy model: the one given, else the one the release's sidecar records (``release``:
+    a :class:`~openbook.release.Release` or anything with its ``meta``, such as Spark's view)."""
     if model is not None:
         if isinstance(model, (str, dict, list)):
             from ..models.registry import make_model

@@ -216,13 +216,18 @@ def _replay_adversary(params: Mapping[str, Mapping[str, Any]]) -> Any:
     return make_adversary("replay", **dict(params.get("replay", {})))
 
 
+def _baseline_adversary(params: Mapping[str, Mapping[str, Any]]) -> Any:
+    from ..attacks.registry import make_adversary
+
+    return make_adversary("baseline", **dict(params.get("baseline", {})))
+
+
 def mondrian_certificate(res: Any, check: dict[str, Any], tg: dict[str, Any], *,
                          params: Mapping[str, Mapping[str, Any]] | None = None, max_reid_risk: float | None = None,
                          on_step: Callable[[str], None] | None = None) -> Any:
     """The certificate of a Spark Mondrian run (``res``: :class:`.mondrian.SparkMondrianResult`;
     ``check``: :func:`.mondrian.verify`'s record with the class figures)."""
     from ..attacks.baseline import choose_targets
-    from ..attacks.registry import make_adversary
     from ..models.promise import distance_model
     from .output import release_meta
     from .replay import ReplaySpec, replay_roots, run_fragments
@@ -236,8 +241,7 @@ def mondrian_certificate(res: Any, check: dict[str, Any], tg: dict[str, Any], *,
         adv = _replay_adversary(params)
         names, masks, _ = choose_targets(st.domain, model, adv.sensitive_set)
         rdom = check["release_domain"]
-        _, bmasks, _ = choose_targets(rdom, model, make_adversary("baseline", **dict(params.get("baseline", {})))
-                                      .sensitive_set)
+        _, bmasks, _ = choose_targets(rdom, model, _baseline_adversary(params).sensitive_set)
         spec = ReplaySpec(st.dictionaries, st.domain, res.model, res.strict, st.d, int(adv.worlds),
                           int(adv.world_seed), float(adv.exact_limit), masks, list(names), tg["ptarget"], tg["pkind"],
                           distance_model(model) if tg["atgt"].distance is not None else None, tg["atgt"].distance,
@@ -258,7 +262,6 @@ def full_domain_certificate(rel: Any, check: dict[str, Any], tg: dict[str, Any],
     need the table on one machine, recorded as not run (module docstring)."""
     from ..attacks.base import TOL
     from ..attacks.baseline import choose_targets
-    from ..attacks.registry import make_adversary
     from ..certificate import CERTAIN
     from ..models.promise import distance_model
     from .full_domain import release_meta
@@ -279,8 +282,7 @@ def full_domain_certificate(rel: Any, check: dict[str, Any], tg: dict[str, Any],
     view = ReleaseView(release_meta(rel, check, check["rows"]), st.qi_names, st.dictionaries.sa_name, (rc, rdom))
     absent = None
     if n_sup:
-        _, bmasks, _ = choose_targets(rdom, model, make_adversary("baseline", **dict(params.get("baseline", {})))
-                                      .sensitive_set)
+        _, bmasks, _ = choose_targets(rdom, model, _baseline_adversary(params).sensitive_set)
         tot = rdom.global_counts.astype(np.float64)
         post = (tot @ bmasks.T.astype(np.float64)) / max(tot.sum(), 1.0)
         bound = float(post.max()) if post.size else float("nan")

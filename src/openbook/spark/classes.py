@@ -160,6 +160,7 @@ def _figures(rmat: np.ndarray, size: np.ndarray, rdom: SADomain, fg: Figures, to
     if fg.dm is not None:
         dist = fg.dm.distances(post, rdom) + fg.dm.error_bound(np.zeros_like(post), rdom)
         out["b_dmax"] = float(dist.max()) if dist.size else None
+        assert fg.distance is not None  # a distance target comes with its metric
         above = above | (dist > fg.distance + 1e-9)
     out["b_above"] = int(size[above].sum())
     risk = 1.0 / size

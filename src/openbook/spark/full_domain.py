@@ -207,7 +207,7 @@ def verify(rel: FullDomainRelease, figures: Any = None) -> dict[str, Any]:
     pub = published_counts(rel.rows, st.n_sa)
     rdom, rindex = release_domain(st, pub, st.dictionaries.schema.to_dict())
     if pub.sum() == 0:
-        out = {"classes": 0, "failing": 0, "rows": 0, "level": float("nan"), "spans": []}
+        out: dict[str, Any] = {"classes": 0, "failing": 0, "rows": 0, "level": float("nan"), "spans": []}
     else:
         out = class_pass(rel.rows, labels, st, model, gate=gate_domain(st, pub), rdom=rdom, rindex=rindex,
                          figures=None if figures is None else figures(rdom))

@@ -261,10 +261,10 @@ def plan_top(st: SparkTable, model: PrivacyModel, *, strict: bool,
         undecided = np.ones(k, dtype=bool)
         frontier = []
         for a in range(d):
-            cand = [i for i in np.flatnonzero(undecided) if w[i, rank[i, a]] > 0]
+            cand = [int(i) for i in np.flatnonzero(undecided) if w[i, rank[i, a]] > 0]
             if not cand:
                 break
-            cuts = []
+            cuts: list[list[Any]] = []  # [node index, dimension, median, threshold, n left, left counts, partial]
             for i in cand:
                 j = int(rank[i, a])
                 m, thr, n_left, left, partial = _cut_from_counts(H[i][j], strict)

@@ -189,6 +189,7 @@ def write_parts(rows: Any, stage: Path) -> list[dict[str, Any]]:
                 n += b.num_rows
             if writer is None:
                 return
+            assert fh is not None and sink is not None  # opened with the writer
             writer.close()
             fh.flush()
             os.fsync(fh.fileno())

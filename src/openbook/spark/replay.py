@@ -83,8 +83,8 @@ def replay_roots(plan: Any, spans: list[list[int]]) -> Roots:
     dim, left, right, frag = arrays["dim"], arrays["left"], arrays["right"], arrays["fragment"]
     n_frag = int((frag >= 0).sum())
     parent = np.full(dim.size, -1, dtype=np.int64)
-    for x in np.flatnonzero(dim >= 0):
-        parent[left[x]] = parent[right[x]] = x
+    for inner in np.flatnonzero(dim >= 0):
+        parent[left[inner]] = parent[right[inner]] = inner
     tainted: dict[int, str] = {}
     for node, *_ in plan.refused:
         if dim[node] >= 0:
@@ -257,6 +257,7 @@ def judge(spec: ReplaySpec, frag: Any, group: np.ndarray, post: np.ndarray, se: 
                 dist[rows] = spec.dm.distances(p, spec.rdom) + spec.dm.error_bound(3.0 * s, spec.rdom)
             ok = ~np.isnan(dist)
             out["dmax"] = float(dist[ok].max()) if ok.any() else None
+            assert spec.distance is not None  # a distance target comes with its metric
             above = above | (ok & (dist > spec.distance + 1e-9))
     out["above"] = int(above.sum())
     out["unresolved"] = int(unresolved.sum())
