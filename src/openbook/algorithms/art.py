@@ -200,6 +200,9 @@ class ART(Anonymizer):
                "ART's grouping depends on the SA and paper 003 does not consider an adversary who knows ART")
 
     exact = False
+    #: the exact check's DP budget and growth factor (set by :class:`ARTExact`, read when ``exact``)
+    max_states: int
+    growth: float
     parameter_constraints = {"r": Optional(Real(1.0, low_open=True)), "sensitive_set": Optional(Text()),
                              "max_size": Optional(Integer(minimum=1)), "min_support": Integer(minimum=1),
                              "k_neighbors": Integer(minimum=1, strict=True),

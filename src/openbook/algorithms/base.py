@@ -29,10 +29,10 @@ class Anonymizer(ABC):
     """Base class: ``partition(table)`` decides groups; ``anonymize(table)`` publishes."""
 
     name: ClassVar[str]
-    release_kind: ClassVar[str] = "generalized"
+    release_kind: str = "generalized"  # (an instance may write another: MASK's ``kind=``)
     #: True when the algorithm follows the minimality principle (paper 001 §3): a
     #: deterministic algorithm that never generalizes more than the model needs.
-    minimality: ClassVar[bool] = False
+    minimality: bool = False  # (per instance where it depends on a parameter: strict Mondrian)
     #: largest fraction of rows the algorithm may suppress; algorithms that can suppress
     #: take it as a parameter (``max_suppression=``), every other one suppresses nothing
     max_suppression: float = 0.0

@@ -229,6 +229,7 @@ class Lattice:
                 self._note(i)
         if cond is None:
             return sat, (ok[cls.combo_class] if masks else None), supp
+        assert c_ok is not None  # computed with the condition
         return sat, (c_ok[cls.combo_class] if masks else None), int(cls.sizes[~c_ok].sum())
 
     # -- metrics -----------------------------------------------------------------------
@@ -253,7 +254,9 @@ class Lattice:
         failing suppressed."""
         i = int(self._index(np.asarray(levels)))
         if name in ("height", "precision"):
-            return self.value(i, name)
+            v = self.value(i, name)
+            assert v is not None  # always known
+            return v
         cls = self._classes(levels)
         supp, extra, dm = self._sums(cls, self.checker.holds(cls)[0] if holds is None else np.asarray(holds, bool))
         return dm if name == "discernibility" else float(self.lb[i]) + extra / (self.n * self.d)
@@ -286,6 +289,7 @@ class Lattice:
 
     def _note(self, i: int) -> None:
         """A node decided satisfying: its metric, when known, bounds the optimum."""
+        assert self._metric is not None  # noted only when a metric is searched
         v = self.value(i, self._metric)
         if v is not None and v < self.best:
             self.best = v
@@ -330,6 +334,7 @@ class Lattice:
             def check(i: int) -> bool:
                 sat, kept, _ = self._check(i, masks=bounds is not None)
                 if bounds is not None:
+                    assert kept is not None  # asked for with masks
                     bounds.add(self.nodes[i], kept)
                 return sat
 
@@ -364,6 +369,7 @@ class Lattice:
             def check_cond(i: int) -> bool:
                 sat, kept, supp = self._check(i, cond, masks=True)
                 mark(i, sat)
+                assert kept is not None  # asked for with masks
                 bounds.add(self.nodes[i], kept)
                 return supp <= self.budget
 
@@ -384,7 +390,8 @@ class Lattice:
         if cond is not None:
             holds = lambda sizes, counts: cond.holds(sizes, counts)  # noqa: E731
         elif size_only:
-            holds = lambda sizes, counts: sizes >= self.model.k  # noqa: E731
+            model: Any = self.model  # size only: a k-anonymity model
+            holds = lambda sizes, counts: sizes >= model.k  # noqa: E731
         else:
             holds = lambda sizes, counts: np.asarray(self.model.holds(counts, self.domain), dtype=bool)  # noqa: E731
         return projection_fails(self.data, self.nodes, holds, size_only, self.budget)
@@ -415,6 +422,7 @@ class Lattice:
                 if not ok:
                     continue
                 v = self.value(i, name)
+                assert v is not None  # known once the node is checked satisfying
             self.best = min(self.best, v)
             ties.append((i, v))
         top = self.best + tie_slack(self.best)

@@ -30,6 +30,7 @@ import functools
 import sys
 import weakref
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -164,7 +165,7 @@ class LatticeData:
         width = max([h.n_leaves for h in self.h], default=1)
         self.code_table = np.zeros((max(n_rows, 1), width), dtype=np.int32)
         self.loss_table = np.zeros((max(n_rows, 1), width), dtype=np.float64)
-        for j, (codes, radix, loss) in enumerate(levels):
+        for j, (codes, _, loss) in enumerate(levels):
             r = int(self.row[j])
             self.code_table[r:r + len(codes), :codes.shape[1]] = codes
             for lv, ls in enumerate(loss):
@@ -255,6 +256,7 @@ class NodeClasses:
     @property
     def combo_class(self) -> np.ndarray:
         if self._combo_class is None:
+            assert self.up is not None and self.src is not None  # composed from the source node's
             self._combo_class = self.up[self.src.combo_class]
             self.src = None  # the chain below is no longer needed
         return self._combo_class
@@ -335,6 +337,7 @@ class ClassEngine:
         rep_u[up] = rep  # any member of a class represents it: all share the node's codes
         counts = None
         if counts_in:
+            assert src.counts is not None  # a node with counts rolls up from one with counts
             n_sa = data.n_sa
             flat = np.bincount((up[:, None] * n_sa + np.arange(n_sa)).ravel(),
                                weights=src.counts.ravel(), minlength=nc * n_sa)
@@ -373,15 +376,24 @@ def _members(model: PrivacyModel) -> tuple[np.ndarray, np.ndarray, np.ndarray] |
     ``None`` when a member has no compiled check."""
     from ..models import TOL
 
-    kinds, ip, fp = [], [], []
+    kinds: list[int] = []
+    ip: list[tuple[int, int, int]] = []
+    fp: list[tuple[float, float]] = []
+    m: Any
     for m in (model.models if isinstance(model, AllOf) else (model,)):
         t = type(m)
         if t is KAnonymity:
-            kinds.append(lk.K), ip.append((int(m.k), 0, 0)), fp.append((0.0, 0.0))
+            kinds.append(lk.K)
+            ip.append((int(m.k), 0, 0))
+            fp.append((0.0, 0.0))
         elif t is DistinctLDiversity:
-            kinds.append(lk.DISTINCT), ip.append((int(m.l), 0, 0)), fp.append((0.0, 0.0))
+            kinds.append(lk.DISTINCT)
+            ip.append((int(m.l), 0, 0))
+            fp.append((0.0, 0.0))
         elif t is EntropyLDiversity:
-            kinds.append(lk.ENTROPY), ip.append((0, 0, 0)), fp.append((float(np.log(m.l) - TOL), 0.0))
+            kinds.append(lk.ENTROPY)
+            ip.append((0, 0, 0))
+            fp.append((float(np.log(m.l) - TOL), 0.0))
         elif t is RecursiveCLDiversity:
             r = m._ratio
             kinds.append(lk.RECURSIVE_EXACT if r.exact else lk.RECURSIVE_FLOAT)
@@ -398,7 +410,8 @@ class ModelCheck:
     classes: ``holds(cls) -> (ok, cond_ok or None)``."""
 
     def __init__(self, model: PrivacyModel, data: LatticeData, engine: ClassEngine, cond=None) -> None:
-        self.model, self.domain = model, data.domain
+        self.model: Any = model  # (its k, when checked by size only)
+        self.domain = data.domain
         self.cond = cond
         self.members = _members(model) if engine.kernels is not None and engine.with_counts else None
         if self.members is not None and cond is not None and cond.masses:
@@ -412,12 +425,15 @@ class ModelCheck:
         if self.size_only:  # k-anonymity without SA counts
             ok = cls.sizes >= self.model.k
             return ok, (cls.sizes >= self.cond.k) if with_cond else None
+        counts = cls.counts
+        assert counts is not None  # nodes carry SA counts unless checked by size only
         if self.members is not None:
+            assert self.kernels is not None  # members are compiled only with the kernels
             ck, cl = (self.cond.k, self.cond.l) if self.cond is not None else (1, 1)
-            ok, amb, cond = self.kernels["check_classes"](cls.sizes, cls.counts, *self.members, self.xlogx,
+            ok, amb, cond = self.kernels["check_classes"](cls.sizes, counts, *self.members, self.xlogx,
                                                           int(ck), int(cl))
             if amb.any():
-                ok[amb] = np.asarray(self.model.holds(cls.counts[amb], self.domain), dtype=bool)
+                ok[amb] = np.asarray(self.model.holds(counts[amb], self.domain), dtype=np.bool_)
             return ok, (cond if with_cond else None)
-        ok = np.asarray(self.model.holds(cls.counts, self.domain), dtype=bool)
-        return ok, (self.cond.holds(cls.sizes, cls.counts) if with_cond else None)
+        ok = np.asarray(self.model.holds(counts, self.domain), dtype=np.bool_)
+        return ok, (self.cond.holds(cls.sizes, counts) if with_cond else None)

@@ -396,8 +396,8 @@ def simulate_violations(plan: LDeltaPlan, P: Any, *, t: int = 1, n_sims: int = 1
     N = plan.N if N is None else int(N)
     flat = cp.ravel() / cp.sum()
     draws = rng.multinomial(N, flat, size=(n_sims, t)).reshape(n_sims, t, K, S)
-    present = draws > 0
-    nonempty = present.any(axis=3)  # (sims, t, K)
+    present: np.ndarray = draws > 0
+    nonempty = np.asarray(present.any(axis=3))  # (sims, t, K)
     single_bad = (nonempty & (present.sum(axis=3) < plan.l)).any(axis=2)  # (sims, t)
     inter = present.all(axis=1).sum(axis=2)  # (sims, K)
     linked_bad = (nonempty.all(axis=1) & (inter < plan.l)).any(axis=1)

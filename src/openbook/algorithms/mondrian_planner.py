@@ -75,7 +75,7 @@ def _zeros(rows: int, width: int, dtype: np.dtype) -> np.ndarray:
 def _release_tail(B: np.ndarray, rows: int) -> None:
     """Give the pages of ``B`` after its first ``rows`` rows back to the system, when ``B``
     lives in a memory map of :func:`_zeros` (else nothing: the pages go when ``B`` does)."""
-    base = B
+    base: Any = B
     while isinstance(base, np.ndarray):
         base = base.base
     if isinstance(base, memoryview):  # np.frombuffer's base
@@ -241,12 +241,13 @@ class MondrianSpace:
         lvl = np.zeros((m, self.d), dtype=np.int64)
         for j in range(self.d):
             if self.hier[j]:
-                a = self.anc[j]
+                a, cov = self.anc[j], self.cov[j]
+                assert a is not None and cov is not None  # a hierarchy dimension has its tables
                 eq = a[:, mn[:, j]] == a[:, mx[:, j]]
                 L = np.argmax(eq, axis=0)
                 node = a[L, mn[:, j]]
                 nl = a.shape[1]
-                w[:, j] = (self.cov[j][node] - 1) / max(nl - 1, 1)
+                w[:, j] = (cov[node] - 1) / max(nl - 1, 1)
                 lvl[:, j] = L
             elif self.distinct[j]:
                 w[:, j] = np.where(nd[:, j] > 1, nd[:, j] / self.card[j], 0.0)
@@ -487,6 +488,7 @@ def plan_records(space: MondrianSpace, R: np.ndarray, n_labels: int, decide: Dec
                     acc = cuts.node[ok]
                     chosen[acc] = cuts.dim[ok]
                     mv[acc], tv[acc], nlv[acc] = cuts.value[ok], cuts.ties[ok], cuts.n_left[ok]
+                    assert cuts._eq is not None  # offered cuts carry their tie flags
                     eqv[acc] = cuts._eq[ok]
                     undecided[np.searchsorted(splittable, acc)] = False
                 if not undecided.any():
@@ -496,7 +498,7 @@ def plan_records(space: MondrianSpace, R: np.ndarray, n_labels: int, decide: Dec
                 K["apply"](B, words, n, lo[cut], hi[cut], chosen[cut], mv[cut], tv[cut], eqv[cut], nlv[cut],
                            d, min_split, kid_mn[2 * n_cut:], kid_mx[2 * n_cut:], _workers(lo[cut], hi[cut], nthreads))
                 n_cut += cut.size
-            cuts = offer = later = None  # noqa: F811  (unbound: their closures hold the records)
+            cuts = offer = later = None  # type: ignore[assignment]  # noqa: F811  (unbound: their closures hold the records)
         t_lo.append(lo.astype(pos_t))
         t_hi.append(hi.astype(pos_t))
         t_par.append(par.astype(np.int64 if next_id >= 1 << 31 else np.int32))
@@ -515,10 +517,11 @@ def plan_records(space: MondrianSpace, R: np.ndarray, n_labels: int, decide: Dec
         level += 1
     del rows, labels, words, hist, hist2, stamp, node_mn, node_mx, kid_mn, kid_mx
     _release_tail(B, n)
-    t_lo, t_hi, t_dim = np.concatenate(t_lo), np.concatenate(t_hi), np.concatenate(t_dim)
-    leaf = np.flatnonzero(t_dim < 0)
-    leaf = leaf[np.argsort(t_lo[leaf], kind="stable")]
-    leaf_lo, leaf_hi = t_lo[leaf].astype(np.int64), t_hi[leaf].astype(np.int64)
+    all_lo, all_hi, all_dim = np.concatenate(t_lo), np.concatenate(t_hi), np.concatenate(t_dim)
+    del t_lo, t_hi, t_dim
+    leaf = np.flatnonzero(all_dim < 0)
+    leaf = leaf[np.argsort(all_lo[leaf], kind="stable")]
+    leaf_lo, leaf_hi = all_lo[leaf].astype(np.int64), all_hi[leaf].astype(np.int64)
     # the row order, from the ids the leaves hold; then every row's group
     order = np.full(n, -1, dtype=np.int32 if n < 1 << 31 else np.int64)
     K["leaf_order"](V, vcol, leaf_lo, leaf_hi, order)
@@ -526,10 +529,10 @@ def plan_records(space: MondrianSpace, R: np.ndarray, n_labels: int, decide: Dec
     group = np.full(n, -1, dtype=np.int64)
     K["label_leaves"](order, leaf_lo, leaf_hi, group)
     wide = np.int64
-    T = {"lo": t_lo.astype(wide), "hi": t_hi.astype(wide), "parent": np.concatenate(t_par).astype(wide),
-         "dim": t_dim.astype(wide), "value": np.concatenate(t_val).astype(wide),
+    T = {"lo": all_lo.astype(wide), "hi": all_hi.astype(wide), "parent": np.concatenate(t_par).astype(wide),
+         "dim": all_dim.astype(wide), "value": np.concatenate(t_val).astype(wide),
          "ties": np.concatenate(t_tie).astype(wide)}
-    del t_lo, t_hi, t_par, t_dim, t_val, t_tie
+    del all_lo, all_hi, t_par, all_dim, t_val, t_tie
     tree_group = np.full(T["lo"].size, -1, dtype=np.int64)
     tree_group[leaf] = np.arange(leaf.size)
     return MondrianTree(T["lo"], T["hi"], T["parent"], T["dim"], T["value"], T["ties"], order, group,

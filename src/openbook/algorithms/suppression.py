@@ -277,6 +277,7 @@ def r_suppression_outcome(counts: Any, l: Any, h: int, level: int, *, step2: str
     n = int(counts.sum())
     rng = _rng(seed) if s1 is None or tiebreak is None else None
     if s1 is None:
+        assert rng is not None  # drawn whenever s1 is
         s1 = int(rng.choice(np.flatnonzero(counts == counts.max())))
     elif counts[s1] != counts.max():
         raise ParameterError(f"s1={s1} is not a most frequent value", parameter="s1", value=s1)
