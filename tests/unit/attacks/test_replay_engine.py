@@ -299,3 +299,83 @@ def test_chain_transitions_are_every_pair_within_the_counts():
         i0, di = feasible_pairs(S0, D, K)
         want = np.nonzero(np.all(S0[:, None, :] + D[None, :, :] <= K, axis=2))
         assert np.array_equal(i0, want[0]) and np.array_equal(di, want[1])
+
+
+def test_a_unit_no_draw_resolves_is_enumerated_with_the_sampled_units_budget(monkeypatch):
+    """When the sampler keeps no draw (its pilot found no world keeping the decisions — rare
+    among the worlds, not absent), a unit of decisions only is enumerated exactly with the
+    work a sampled unit may cost (``MAX_WORK`` visited tables): the posterior is every kept
+    table's, weighed by its worlds; past that budget the unit stays unresolved."""
+    from openbook.attacks.replay import solve
+
+    def no_draw(unit, K, rep, tm, n_sa, size, worlds, seed, piece_limit):
+        nan = np.full((unit.n_cells, tm.shape[2]), np.nan)
+        return solve.UnitResult(nan, nan.copy(), False, 500.0, 0.0, False, "no consistent world in the first 500 draws")
+
+    monkeypatch.setattr(solve, "_solve_pieces", no_draw)
+    rng = np.random.default_rng(12)
+    resolved = 0
+    for _ in range(200):
+        unit = _random_unit(rng)
+        n_sa = unit.leaf_counts.shape[1]
+        masks = np.eye(n_sa, dtype=bool)
+        rep, K, _ = classes(unit, masks)
+        tabs, logw, keep = _every_table(unit, K, rep, n_sa)
+        # exact_limit=0: the first exact attempt gives up at once, so the sampler runs (and fails)
+        r = solve.solve_unit(unit, masks, worlds=500, seed=1, exact_limit=0)
+        if not keep.any():
+            assert not r.consistent and r.reason
+            continue
+        assert r.exact and r.consistent and r.reason == ""
+        w = np.exp(logw[keep] - logw[keep].max())
+        post = np.einsum("n,ncv->cv", w, tabs[keep].astype(float)) / w.sum() / unit.cell_size[:, None]
+        want = solve.to_targets(post, classes(unit, masks)[2], unit.cell_leaf)
+        np.testing.assert_allclose(r.post, want, rtol=0, atol=1e-12)
+        assert np.all(r.se == 0)
+        with monkeypatch.context() as m:
+            m.setattr(solve, "MAX_WORK", 0.0)  # no budget: unresolved, as the sampler left it
+            again = solve.solve_unit(unit, masks, worlds=500, seed=1, exact_limit=0)
+            assert not again.consistent and again.reason.startswith("no consistent world in the first")
+        resolved += 1
+    assert resolved >= 50
+
+
+@pytest.mark.slow  # about 10 s (every table weighed): run by .ci/run (pytest -m slow)
+def test_a_side_box_counts_each_class_at_most_as_often_as_the_unit_holds_it():
+    """A decision side's lookup box bounds class ``v`` by ``min(K_lv, rows of leaf l in the
+    side)`` summed over leaves — not by the side's rows per cell summed (which on Adult made
+    boxes of millions of points for 22 people, past ``LUT_LIMIT``, and left the unit to a
+    sampler that found no consistent world). Ten people, one a cell, 80 cuts each taken as a
+    random world decides them: the old boxes would pass ``LUT_LIMIT``, the unit now enumerates
+    and equals weighing every table."""
+    from openbook.attacks.replay.engine import holds
+    from openbook.attacks.replay.exact import LUT_LIMIT
+
+    rng = np.random.default_rng(3)
+    K = np.array([[2, 2, 2, 2, 1, 1]])
+    n_sa, n = K.shape[1], int(K.sum())
+    cell = np.arange(n)
+    model, domain = make_model("l=3"), _domain(n_sa)
+    world = rng.permutation(np.repeat(np.arange(n_sa), K[0]))
+    left, right, accepted = [], [], []
+    for _ in range(80):
+        side = rng.random(n) < rng.uniform(0.15, 0.85)
+        left.append(np.flatnonzero(side))
+        right.append(np.flatnonzero(~side))
+        counts = [np.bincount(world[c], minlength=n_sa)[None, :] for c in (left[-1], right[-1])]
+        accepted.append(bool(holds(model, domain, counts[0])[0] and holds(model, domain, counts[1])[0]))
+    assert any(accepted) and not all(accepted)
+    zeros = np.zeros((80, n_sa), dtype=np.int64)
+    dec = Decisions(model, domain, left, right, np.array(accepted), zeros, zeros.copy())
+    unit = Unit(np.arange(n), cell, np.zeros(n, dtype=np.int64), K, None, "test", decisions=dec)
+    rep, Kc, _ = classes(unit, np.eye(n_sa, dtype=bool))
+    old_box = sum(math.prod(int(x) + 1 for x in np.minimum(np.ones((c.size, 1), np.int64), Kc[0]).sum(axis=0)[:-1])
+                  for c in [*left, *right])
+    assert old_box > LUT_LIMIT  # the bound before: no enumeration at all
+    pr = pruned(unit, Kc, rep, n_sa, 10**8, store_cap=0)
+    assert pr is not None and pr.complete and pr.n_kept > 0
+    tabs, logw, keep = _every_table(unit, Kc, rep, n_sa)
+    assert pr.n_kept == int(keep.sum())
+    w = np.exp(logw[keep] - logw[keep].max())
+    post = np.einsum("n,ncv->cv", w, tabs[keep].astype(float)) / w.sum()
+    np.testing.assert_allclose(pr.acc / pr.tot, post, rtol=0, atol=1e-12)

@@ -91,7 +91,9 @@ def pruned(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, limit: float, 
     lut_ptr = np.zeros(len(sides) + 1, dtype=np.int64)
     boxes = []
     for si, cells in enumerate(sides):
-        hi_v = np.minimum(size[cells][:, None], K[leaf_of[cells]]).sum(axis=0) if cells.size else np.zeros(V, np.int64)
+        # class v in the side: at most min(K_lv, the side's rows of leaf l), summed over the leaves
+        side_rows = np.bincount(leaf_of[cells], weights=size[cells], minlength=K.shape[0]).astype(np.int64)
+        hi_v = np.minimum(K, side_rows[:, None]).sum(axis=0) if cells.size else np.zeros(V, np.int64)
         dims = hi_v[:-1] + 1
         n = math.prod(int(x) for x in dims.tolist())  # a Python int: the product can pass 2^63
         if int(lut_ptr[si]) + n > LUT_LIMIT:

@@ -7,8 +7,10 @@ decisions and regions only, it is cut into *pieces* small enough to enumerate, j
 the factors too wide to keep inside one piece; each piece is drawn from its exact
 conditional distribution and the joining factors weight the joint draws (importance
 sampling); otherwise worlds are drawn uniformly and weighted by the likelihood. The
-posterior is self-normalised and its standard error is ``sqrt(Σ w²(x-x̂)²)/Σ w``; a unit
-no drawn world reproduces is *unresolved*. Budgets (:data:`MAX_WORK`, :data:`MAX_RERUN`,
+posterior is self-normalised and its standard error is ``sqrt(Σ w²(x-x̂)²)/Σ w``. A unit of
+decisions only that no drawn world reproduces (its consistent worlds are rare, e.g. a leaf
+none of whose cuts may be taken) is enumerated exactly after all, visiting at most
+:data:`MAX_WORK` tables; a unit still without an answer is *unresolved*. Budgets (:data:`MAX_WORK`, :data:`MAX_RERUN`,
 the pilot :data:`PILOT_WORLDS`) cap what one unit may cost; a unit past them is unresolved
 too, with the reason (``UnitResult.reason``) — unresolved people count as failing.
 """
@@ -153,8 +155,19 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, 
             return UnitResult(post, se, True, n_worlds, share, consistent,
                               "" if consistent else "no world is consistent with the release")
     if unit.likelihood is None and unit.chain is None:
-        return _solve_pieces(unit, K, rep, tm, n_sa, size, worlds, seed,
-                             PIECE_LIMIT if piece_limit is None else piece_limit)
+        r = _solve_pieces(unit, K, rep, tm, n_sa, size, worlds, seed,
+                          PIECE_LIMIT if piece_limit is None else piece_limit)
+        if not r.consistent and not force_sample and unit.decisions is not None and not unit.regions:
+            # no draw kept the decisions (they are rare among the worlds, e.g. a leaf none of
+            # whose cuts may be taken): enumerate the tables that keep them, with the work a
+            # sampled unit may cost — exact, or unresolved as before
+            ex = _exact_decisions(unit, K, rep, n_sa, size, MAX_WORK)
+            if ex is not None:
+                post_cls, n_worlds, share, consistent = ex
+                post = to_targets(post_cls, tm, unit.cell_leaf)
+                return UnitResult(post, np.zeros_like(post) if consistent else post.copy(), True, n_worlds, share,
+                                  consistent, "" if consistent else "no world is consistent with the release")
+        return r
     if unit.likelihood is not None and float(worlds) * unit.n_cells * K.shape[1] > _LIKELIHOOD_ENTRIES:
         nan = np.full((unit.n_cells, tm.shape[2]), np.nan)  # the drawn worlds would not fit in memory
         return UnitResult(nan, nan.copy(), False, 0.0, 0.0, False,
@@ -190,10 +203,7 @@ def _solve_exact(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, size: np
             if not pr.complete or (unit.regions and pr.tabs is None):
                 return None
             if not unit.regions:
-                if pr.n_kept == 0:
-                    return np.full((unit.n_cells, K.shape[1]), np.nan), float(pr.visited), 0.0, False
-                share = math.exp(math.log(pr.tot) + pr.ref - log_all_tables(unit.cell_leaf, size, K))
-                return pr.acc / pr.tot / size[:, None], float(pr.visited), share, True
+                return _kept_posterior(unit, pr, K, size)
             tabs, logw = pr.tabs, pr.logw
             assert tabs is not None and logw is not None  # stored: returned above otherwise
             if tabs.shape[0] == 0:
@@ -224,6 +234,30 @@ def _solve_exact(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, size: np
     post_cls = np.einsum("n,ncv->cv", w, tabs.astype(np.float64)) / tot / size[:, None]
     share = float(tot / np.exp(logw - logw.max()).sum())
     return post_cls, float(tabs.shape[0]), share, True
+
+
+def _kept_posterior(unit: Unit, pr, K: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, float, float, bool]:
+    """:func:`_solve_exact`'s answer from a complete enumeration of the tables that keep a
+    unit's decisions (a unit without regions)."""
+    from .exact import log_all_tables
+
+    if pr.n_kept == 0:
+        return np.full((unit.n_cells, K.shape[1]), np.nan), float(pr.visited), 0.0, False
+    share = math.exp(math.log(pr.tot) + pr.ref - log_all_tables(unit.cell_leaf, size, K))
+    return pr.acc / pr.tot / size[:, None], float(pr.visited), share, True
+
+
+def _exact_decisions(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, size: np.ndarray,
+                     limit: float) -> tuple[np.ndarray, float, float, bool] | None:
+    """The exact posterior of a unit of decisions only, visiting at most ``limit`` tables and
+    cut-off partial tables (nothing is stored: memory is the enumeration's depth); ``None``
+    past it."""
+    from .exact import pruned
+
+    pr = pruned(unit, K, rep, n_sa, limit, store_cap=0)
+    if pr is None or not pr.complete:
+        return None
+    return _kept_posterior(unit, pr, K, size)
 
 
 def tables_lower_bound(cell_leaf: np.ndarray, size: np.ndarray, K: np.ndarray, cap: float = np.inf) -> float:
