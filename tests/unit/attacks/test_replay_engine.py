@@ -301,11 +301,11 @@ def test_chain_transitions_are_every_pair_within_the_counts():
         assert np.array_equal(i0, want[0]) and np.array_equal(di, want[1])
 
 
-def test_a_unit_no_draw_resolves_is_enumerated_with_the_sampled_units_budget(monkeypatch):
+def test_a_unit_no_draw_resolves_is_enumerated_within_the_fallback_budget(monkeypatch):
     """When the sampler keeps no draw (its pilot found no world keeping the decisions — rare
-    among the worlds, not absent), a unit of decisions only is enumerated exactly with the
-    work a sampled unit may cost (``MAX_WORK`` visited tables): the posterior is every kept
-    table's, weighed by its worlds; past that budget the unit stays unresolved."""
+    among the worlds, not absent), a unit of decisions only is enumerated exactly within
+    ``FALLBACK_WORK`` visited tables: the posterior is every kept table's, weighed by its
+    worlds; past that budget the unit stays unresolved."""
     from openbook.attacks.replay import solve
 
     def no_draw(unit, K, rep, tm, n_sa, size, worlds, seed, piece_limit):
@@ -333,7 +333,7 @@ def test_a_unit_no_draw_resolves_is_enumerated_with_the_sampled_units_budget(mon
         np.testing.assert_allclose(r.post, want, rtol=0, atol=1e-12)
         assert np.all(r.se == 0)
         with monkeypatch.context() as m:
-            m.setattr(solve, "MAX_WORK", 0.0)  # no budget: unresolved, as the sampler left it
+            m.setattr(solve, "FALLBACK_WORK", 0.0)  # no budget: unresolved, as the sampler left it
             again = solve.solve_unit(unit, masks, worlds=500, seed=1, exact_limit=0)
             assert not again.consistent and again.reason.startswith("no consistent world in the first")
         resolved += 1

@@ -9,9 +9,9 @@ conditional distribution and the joining factors weight the joint draws (importa
 sampling); otherwise worlds are drawn uniformly and weighted by the likelihood. The
 posterior is self-normalised and its standard error is ``sqrt(Σ w²(x-x̂)²)/Σ w``. A unit of
 decisions only that no drawn world reproduces (its consistent worlds are rare, e.g. a leaf
-none of whose cuts may be taken) is enumerated exactly after all, visiting at most
-:data:`MAX_WORK` tables; a unit still without an answer is *unresolved*. Budgets (:data:`MAX_WORK`, :data:`MAX_RERUN`,
-the pilot :data:`PILOT_WORLDS`) cap what one unit may cost; a unit past them is unresolved
+none of whose cuts may be taken) is enumerated exactly after all, within
+:data:`FALLBACK_WORK` visited tables; a unit still without an answer is *unresolved*. Budgets
+(:data:`MAX_WORK`, :data:`MAX_RERUN`, the pilot :data:`PILOT_WORLDS`) cap what one unit may cost; a unit past them is unresolved
 too, with the reason (``UnitResult.reason``) — unresolved people count as failing.
 """
 
@@ -40,6 +40,10 @@ PIECE_LIMIT = 2e4
 #: a unit whose regions would need more draws fewer worlds (its standard errors say so),
 #: never fewer than the pilot's; one whose pilot alone needs more is unresolved
 MAX_RERUN = 4e6
+#: tables (and cut-off partial tables) visited, at most, to enumerate a unit of decisions the
+#: sampler could not resolve: ~10 s of the enumeration (Adult's strict Mondrian under distinct
+#: 3-diversity has one such unit, of 22 people: 22.4 million)
+FALLBACK_WORK = 2.5e7
 #: the first draws of a sampled unit (at least this many, or a tenth of its worlds): a unit
 #: none of whose first draws is consistent is left unresolved without drawing the rest
 PILOT_WORLDS = 200
@@ -161,7 +165,9 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, 
             # no draw kept the decisions (they are rare among the worlds, e.g. a leaf none of
             # whose cuts may be taken): enumerate the tables that keep them, with the work a
             # sampled unit may cost — exact, or unresolved as before
-            ex = _exact_decisions(unit, K, rep, n_sa, size, MAX_WORK)
+            # (a budget per unit, never per replay: the local and Spark engines, which meet the
+            # units in different orders and caches, give every unit the same answer)
+            ex, _ = _exact_decisions(unit, K, rep, n_sa, size, FALLBACK_WORK)
             if ex is not None:
                 post_cls, n_worlds, share, consistent = ex
                 post = to_targets(post_cls, tm, unit.cell_leaf)
@@ -247,17 +253,19 @@ def _kept_posterior(unit: Unit, pr, K: np.ndarray, size: np.ndarray) -> tuple[np
     return pr.acc / pr.tot / size[:, None], float(pr.visited), share, True
 
 
-def _exact_decisions(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, size: np.ndarray,
-                     limit: float) -> tuple[np.ndarray, float, float, bool] | None:
+def _exact_decisions(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, size: np.ndarray, limit: float
+                     ) -> tuple[tuple[np.ndarray, float, float, bool] | None, int]:
     """The exact posterior of a unit of decisions only, visiting at most ``limit`` tables and
-    cut-off partial tables (nothing is stored: memory is the enumeration's depth); ``None``
-    past it."""
+    cut-off partial tables (nothing is stored: memory is the enumeration's depth) — ``None``
+    past it — and the number visited."""
     from .exact import pruned
 
     pr = pruned(unit, K, rep, n_sa, limit, store_cap=0)
-    if pr is None or not pr.complete:
-        return None
-    return _kept_posterior(unit, pr, K, size)
+    if pr is None:
+        return None, 0
+    if not pr.complete:
+        return None, int(pr.visited)
+    return _kept_posterior(unit, pr, K, size), int(pr.visited)
 
 
 def tables_lower_bound(cell_leaf: np.ndarray, size: np.ndarray, K: np.ndarray, cap: float = np.inf) -> float:
