@@ -304,8 +304,9 @@ def test_chain_transitions_are_every_pair_within_the_counts():
 def test_a_unit_no_draw_resolves_is_enumerated_within_the_fallback_budget(monkeypatch):
     """When the sampler keeps no draw (its pilot found no world keeping the decisions — rare
     among the worlds, not absent), a unit of decisions only is enumerated exactly within
-    ``FALLBACK_WORK`` visited tables: the posterior is every kept table's, weighed by its
-    worlds; past that budget the unit stays unresolved."""
+    ``FALLBACK_WORK`` visited tables (one class) or ``FALLBACK_WORK_CLASSES`` (several): the
+    posterior is every kept table's, weighed by its worlds; past that budget the unit stays
+    unresolved."""
     from openbook.attacks.replay import solve
 
     def no_draw(unit, K, rep, tm, n_sa, size, worlds, seed, piece_limit):
@@ -315,7 +316,7 @@ def test_a_unit_no_draw_resolves_is_enumerated_within_the_fallback_budget(monkey
     monkeypatch.setattr(solve, "_solve_pieces", no_draw)
     rng = np.random.default_rng(12)
     resolved = 0
-    for _ in range(200):
+    for _ in range(300):
         unit = _random_unit(rng)
         n_sa = unit.leaf_counts.shape[1]
         masks = np.eye(n_sa, dtype=bool)
@@ -334,6 +335,7 @@ def test_a_unit_no_draw_resolves_is_enumerated_within_the_fallback_budget(monkey
         assert np.all(r.se == 0)
         with monkeypatch.context() as m:
             m.setattr(solve, "FALLBACK_WORK", 0.0)  # no budget: unresolved, as the sampler left it
+            m.setattr(solve, "FALLBACK_WORK_CLASSES", 0.0)
             again = solve.solve_unit(unit, masks, worlds=500, seed=1, exact_limit=0)
             assert not again.consistent and again.reason.startswith("no consistent world in the first")
         resolved += 1

@@ -8,11 +8,11 @@ the factors too wide to keep inside one piece; each piece is drawn from its exac
 conditional distribution and the joining factors weight the joint draws (importance
 sampling); otherwise worlds are drawn uniformly and weighted by the likelihood. The
 posterior is self-normalised and its standard error is ``sqrt(Σ w²(x-x̂)²)/Σ w``. A unit of
-decisions only that no drawn world reproduces (its consistent worlds are rare, e.g. a leaf
+decisions only that no drawn world reproduces (its consistent arrangements are rare: a leaf
 none of whose cuts may be taken) is enumerated exactly after all, within
-:data:`FALLBACK_WORK` visited tables; a unit still without an answer is *unresolved*. Budgets
-(:data:`MAX_WORK`, :data:`MAX_RERUN`, the pilot :data:`PILOT_WORLDS`) cap what one unit may cost; a unit past them is unresolved
-too, with the reason (``UnitResult.reason``) — unresolved people count as failing.
+:data:`FALLBACK_WORK` visited tables (one class) or :data:`FALLBACK_WORK_CLASSES` (several); a unit still without an answer is *unresolved*.
+Budgets (:data:`MAX_WORK`, :data:`MAX_RERUN`, the pilot :data:`PILOT_WORLDS`) cap what one
+unit may cost; a unit past them is unresolved too, with the reason (``UnitResult.reason``) — unresolved people count as failing.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ MAX_RERUN = 4e6
 #: sampler could not resolve: ~10 s of the enumeration (Adult's strict Mondrian under distinct
 #: 3-diversity has one such unit, of 22 people: 22.4 million)
 FALLBACK_WORK = 2.5e7
+#: the same for a unit of several classes (~1 s; Adult's strict Mondrian: 415,412 for 43 people)
+FALLBACK_WORK_CLASSES = 2e6
 #: the first draws of a sampled unit (at least this many, or a tenth of its worlds): a unit
 #: none of whose first draws is consistent is left unresolved without drawing the rest
 PILOT_WORLDS = 200
@@ -162,12 +164,15 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, 
         r = _solve_pieces(unit, K, rep, tm, n_sa, size, worlds, seed,
                           PIECE_LIMIT if piece_limit is None else piece_limit)
         if not r.consistent and not force_sample and unit.decisions is not None and not unit.regions:
-            # no draw kept the decisions (they are rare among the worlds, e.g. a leaf none of
-            # whose cuts may be taken): enumerate the tables that keep them, with the work a
-            # sampled unit may cost — exact, or unresolved as before
+            # decisions no draw kept (rare among the arrangements: a leaf none of whose cuts
+            # may be taken): enumerate the tables that keep them — exact, or unresolved as
+            # before. One class gets the larger budget (Adult's strict Mondrian, ℓ = 3: 22.4
+            # million tables); several, the smaller (Adult's relaxed Mondrian has units of
+            # 2-5 classes past 2.5·10^7 tables: 13 s each spent for nothing at the larger)
             # (a budget per unit, never per replay: the local and Spark engines, which meet the
             # units in different orders and caches, give every unit the same answer)
-            ex, _ = _exact_decisions(unit, K, rep, n_sa, size, FALLBACK_WORK)
+            ex, _ = _exact_decisions(unit, K, rep, n_sa, size,
+                                     FALLBACK_WORK if K.shape[0] == 1 else FALLBACK_WORK_CLASSES)
             if ex is not None:
                 post_cls, n_worlds, share, consistent = ex
                 post = to_targets(post_cls, tm, unit.cell_leaf)
