@@ -68,6 +68,16 @@ def _every_table(unit, K, rep, n_sa):
     return tabs, logw, keep
 
 
+def _random_case(rng):
+    """A random unit, its one-hot targets, its class counts and every table of it weighed
+    (``tabs, logw, keep``)."""
+    unit = _random_unit(rng)
+    n_sa = unit.leaf_counts.shape[1]
+    masks = np.eye(n_sa, dtype=bool)
+    rep, K, _ = classes(unit, masks)
+    return unit, masks, K, _every_table(unit, K, rep, n_sa)
+
+
 def test_pruned_enumeration_equals_weighing_every_table():
     rng = np.random.default_rng(5)
     masks = np.eye(3, dtype=bool)
@@ -224,11 +234,8 @@ def test_sampled_unit_without_a_consistent_pilot_world_stops_there_unresolved(mo
     rng = np.random.default_rng(8)
     stopped = 0
     for _ in range(400):
-        unit = _random_unit(rng)
-        n_sa = unit.leaf_counts.shape[1]
-        masks = np.eye(n_sa, dtype=bool)
-        rep, K, _ = classes(unit, masks)
-        if _every_table(unit, K, rep, n_sa)[2].any():
+        unit, masks, K, (_, _, keep) = _random_case(rng)
+        if keep.any():
             continue  # some world keeps the decisions
         weighed.clear()
         r = solve.solve_unit(unit, masks, worlds=5000, seed=1, force_sample=True, piece_limit=1)
@@ -317,11 +324,7 @@ def test_a_unit_no_draw_resolves_is_enumerated_within_the_fallback_budget(monkey
     rng = np.random.default_rng(12)
     resolved = 0
     for _ in range(300):
-        unit = _random_unit(rng)
-        n_sa = unit.leaf_counts.shape[1]
-        masks = np.eye(n_sa, dtype=bool)
-        rep, K, _ = classes(unit, masks)
-        tabs, logw, keep = _every_table(unit, K, rep, n_sa)
+        unit, masks, K, (tabs, logw, keep) = _random_case(rng)
         # exact_limit=0: the first exact attempt gives up at once, so the sampler runs (and fails)
         r = solve.solve_unit(unit, masks, worlds=500, seed=1, exact_limit=0)
         if not keep.any():
