@@ -66,8 +66,10 @@ def test_output_satisfies_model_covers_rows_and_is_reproducible(t, mi, ai, seed)
         assert p.n_suppressed == 0
     _, p2 = run(name, params, model, t, seed)
     assert np.array_equal(p.group, p2.group)
-    # recoded and verified; t-closeness keeps the input table's SA distribution as its
-    # reference (recorded in the sidecar), so suppressed rows cannot break verification. A
+    # recoded and verified. A release checks t-closeness against the published rows'
+    # distribution unless the input's is declared public (``t_reference="input"``, recorded in
+    # the sidecar): the partition holds against the input's, so with rows suppressed the
+    # release is verified against that one (the default may refuse it: docs/certificate.md). A
     # bucketized release publishes exact QIs, and the model's k is a promise about them: its
     # exact QI tuples must each be shared by k published rows, else the release is refused
     from openbook.data.grouping import group_ids
@@ -82,7 +84,8 @@ def test_output_satisfies_model_covers_rows_and_is_reproducible(t, mi, ai, seed)
             with pytest.raises(VerificationError, match="shared by fewer than k"):
                 algo.anonymize(t)
             return
-    rel = algo.anonymize(t)
+    reference = "input" if p.n_suppressed and MODELS[mi].startswith("t=") else "published"
+    rel = algo.anonymize(t, t_reference=reference)
     assert rel.meta["n_input"] == t.n_rows
 
 
@@ -141,3 +144,21 @@ def test_gg_closes_each_group_at_the_first_satisfying_bucket(t, mi):
             rows = order[bounds[a]:bounds[e + 1]]
             c = np.bincount(t.sa_codes[rows], minlength=t.sa_domain.n_values)[None, :]
             assert bool(model.holds(c, t.sa_domain)[0]) == (e == b)
+
+
+def test_t_closeness_with_suppressed_rows_is_verified_against_the_declared_reference():
+    """Found by the property above (CI, stop 40): GG dropping its tail under t = 0.5 suppresses
+    2 of 13 rows; its groups hold against the input's distribution, not the published rows'
+    own, so the default release (checked against what a reader sees) is refused and the one
+    declaring the input's distribution public is written."""
+    from openbook.errors import VerificationError
+
+    qi = np.array([[3, 1, 1, 0, 0, 0, 1, 4, 3, 5, 3, 3, 5], [2, 2, 2, 2, 3, 1, 3, 2, 0, 1, 3, 2, 0]]).T
+    sa = np.array([0, 1, 2, 3, 0, 3, 0, 2, 0, 1, 1, 1, 1])
+    t = EncodedTable.from_codes(qi_codes=qi, sa_codes=sa, sensitive_sets={"s": [0]})
+    algo = make_algorithm("gg", model=make_model("t=0.5"), seed=0, tail="drop", max_suppression=1.0)
+    assert algo.partition(t).n_suppressed > 0
+    with pytest.raises(VerificationError, match="t-closeness"):
+        algo.anonymize(t)
+    rel = algo.anonymize(t, t_reference="input")
+    assert rel.meta["n_input"] == t.n_rows and rel.n_suppressed > 0
