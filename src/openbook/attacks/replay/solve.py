@@ -10,9 +10,10 @@ sampling); otherwise worlds are drawn uniformly and weighted by the likelihood. 
 posterior is self-normalised and its standard error is ``sqrt(Σ w²(x-x̂)²)/Σ w``. A unit of
 decisions only that no drawn world reproduces (its consistent arrangements are rare: a leaf
 none of whose cuts may be taken) is enumerated exactly after all, within
-:data:`FALLBACK_WORK` visited tables (one class) or :data:`FALLBACK_WORK_CLASSES` (several); a unit still without an answer is *unresolved*.
-Budgets (:data:`MAX_WORK`, :data:`MAX_RERUN`, the pilot :data:`PILOT_WORLDS`) cap what one
-unit may cost; a unit past them is unresolved too, with the reason (``UnitResult.reason``) — unresolved people count as failing.
+:data:`FALLBACK_WORK` visited tables (one class) or :data:`FALLBACK_WORK_CLASSES` (several);
+a unit still without an answer is *unresolved*. Budgets (:data:`MAX_WORK`, :data:`MAX_RERUN`,
+the pilot :data:`PILOT_WORLDS`) cap what one unit may cost; a unit past them is unresolved
+too, with the reason (``UnitResult.reason``) — unresolved people count as failing.
 """
 
 from __future__ import annotations
@@ -168,11 +169,11 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, 
             # may be taken): enumerate the tables that keep them — exact, or unresolved as
             # before. One class gets the larger budget (Adult's strict Mondrian, ℓ = 3: 22.4
             # million tables); several, the smaller (Adult's relaxed Mondrian has units of
-            # 2-5 classes past 2.5·10^7 tables: 13 s each spent for nothing at the larger)
-            # (a budget per unit, never per replay: the local and Spark engines, which meet the
-            # units in different orders and caches, give every unit the same answer)
-            ex, _ = _exact_decisions(unit, K, rep, n_sa, size,
-                                     FALLBACK_WORK if K.shape[0] == 1 else FALLBACK_WORK_CLASSES)
+            # 2-5 classes past 2.5·10^7 tables: 13 s each spent for nothing at the larger).
+            # The budget is per unit, never per replay, so the local and Spark engines (which
+            # meet the units in different orders) give every unit the same answer.
+            ex = _exact_decisions(unit, K, rep, n_sa, size,
+                                  FALLBACK_WORK if K.shape[0] == 1 else FALLBACK_WORK_CLASSES)
             if ex is not None:
                 post_cls, n_worlds, share, consistent = ex
                 post = to_targets(post_cls, tm, unit.cell_leaf)
@@ -259,18 +260,16 @@ def _kept_posterior(unit: Unit, pr, K: np.ndarray, size: np.ndarray) -> tuple[np
 
 
 def _exact_decisions(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, size: np.ndarray, limit: float
-                     ) -> tuple[tuple[np.ndarray, float, float, bool] | None, int]:
+                     ) -> tuple[np.ndarray, float, float, bool] | None:
     """The exact posterior of a unit of decisions only, visiting at most ``limit`` tables and
-    cut-off partial tables (nothing is stored: memory is the enumeration's depth) — ``None``
-    past it — and the number visited."""
+    cut-off partial tables (nothing is stored: memory is the enumeration's depth); ``None``
+    past it."""
     from .exact import pruned
 
     pr = pruned(unit, K, rep, n_sa, limit, store_cap=0)
-    if pr is None:
-        return None, 0
-    if not pr.complete:
-        return None, int(pr.visited)
-    return _kept_posterior(unit, pr, K, size), int(pr.visited)
+    if pr is None or not pr.complete:
+        return None
+    return _kept_posterior(unit, pr, K, size)
 
 
 def tables_lower_bound(cell_leaf: np.ndarray, size: np.ndarray, K: np.ndarray, cap: float = np.inf) -> float:
