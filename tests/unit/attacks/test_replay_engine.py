@@ -312,9 +312,9 @@ def test_a_unit_no_draw_resolves_is_enumerated_within_the_fallback_budget(monkey
     """When the sampler keeps no draw (its pilot found no world keeping the decisions — rare
     among the worlds, not absent), a unit of decisions only is enumerated exactly within
     ``FALLBACK_WORK`` visited tables (one class) or ``FALLBACK_WORK_CLASSES`` (several): the
-    posterior is every kept table's, weighed by its worlds; past that budget the unit stays
-    unresolved."""
-    from openbook.attacks.replay import solve
+    posterior is every kept table's, weighed by its worlds; past that budget it is drawn
+    sequentially, and without an answer from those draws the unit stays unresolved."""
+    from openbook.attacks.replay import sequential, solve
 
     def no_draw(unit, K, rep, tm, n_sa, size, worlds, seed, piece_limit):
         nan = np.full((unit.n_cells, tm.shape[2]), np.nan)
@@ -339,6 +339,9 @@ def test_a_unit_no_draw_resolves_is_enumerated_within_the_fallback_budget(monkey
         with monkeypatch.context() as m:
             m.setattr(solve, "FALLBACK_WORK", 0.0)  # no budget: unresolved, as the sampler left it
             m.setattr(solve, "FALLBACK_WORK_CLASSES", 0.0)
+            drawn = solve.solve_unit(unit, masks, worlds=500, seed=1, exact_limit=0)
+            assert not drawn.exact  # then drawn cell by cell (test_replay_blocks.py), or unresolved
+            m.setattr(sequential, "solve_sis", lambda *a, **k: None)  # no sequential answer either
             again = solve.solve_unit(unit, masks, worlds=500, seed=1, exact_limit=0)
             assert not again.consistent and again.reason.startswith("no consistent world in the first")
         resolved += 1

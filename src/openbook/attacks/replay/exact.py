@@ -22,6 +22,7 @@ whole table).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -70,12 +71,29 @@ def _cell_order(n_cells: int, dec) -> np.ndarray:
     return np.concatenate(out).astype(np.int64)
 
 
-def pruned(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, limit: float, store_cap: int = 0
-           ) -> Pruned | None:
-    """The tables of ``unit`` that keep its decisions (module docstring): ``None`` when the
-    lookup tables would be too large; ``complete`` False when more than ``limit`` tables and
-    cut-off partial tables would be visited; ``tabs`` / ``logw`` ``None`` when more than
-    ``store_cap`` are kept."""
+@dataclass
+class Lookup:
+    """A unit's decisions as the enumeration kernels read them (:func:`lookup`)."""
+
+    order: np.ndarray     # the cells in fill order
+    back: np.ndarray      # its inverse
+    size: np.ndarray      # cell sizes, fill order
+    leaf: np.ndarray      # cell leaves, fill order
+    cs_ptr: np.ndarray    # CSR: the sides of each cell
+    cs_side: np.ndarray
+    rad: np.ndarray       # per side: radix of its class counts into its answers
+    lut_ptr: np.ndarray   # per side: where its answers start
+    lut: np.ndarray       # the model's answers
+    end_ptr: np.ndarray   # CSR: the decisions completed at each cell
+    end_dec: np.ndarray
+    accepted: np.ndarray  # per decision: its observed outcome
+    lgam: np.ndarray      # log i! up to the largest leaf
+
+
+def lookup(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int) -> Lookup | None:
+    """The unit's decisions prepared for :func:`.kernels.pruned_tables` and the sequential
+    sampler (:mod:`.sequential`); ``None`` when the lookup tables would pass
+    :data:`LUT_LIMIT`."""
     size = unit.cell_size.astype(np.int64)
     dec = unit.decisions
     k = 0 if dec is None else dec.k
@@ -137,10 +155,26 @@ def pruned(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, limit: float, 
     oe = np.argsort(end, kind="stable")
     end_ptr = np.concatenate([[0], np.cumsum(np.bincount(end, minlength=C))]).astype(np.int64)
     accepted = np.zeros(0, np.bool_) if dec is None else dec.accepted.astype(np.bool_)
-    lgam = np.array([math.lgamma(i + 1.0) for i in range(int(size.max(initial=0)) + 2)])
+    top = int(max(size.max(initial=0), K.sum(axis=1).max(initial=0)))
+    lgam = np.array([math.lgamma(i + 1.0) for i in range(top + 2)])  # to the largest leaf: hypergeometric terms
+    return Lookup(order=order, back=back, size=size[order], leaf=leaf_of[order].astype(np.int64), cs_ptr=cs_ptr,
+                  cs_side=cs_side, rad=rad, lut_ptr=lut_ptr, lut=lut, end_ptr=end_ptr, end_dec=oe.astype(np.int64),
+                  accepted=accepted, lgam=lgam)
+
+
+def pruned(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, limit: float, store_cap: int = 0
+           ) -> Pruned | None:
+    """The tables of ``unit`` that keep its decisions (module docstring): ``None`` when the
+    lookup tables would be too large; ``complete`` False when more than ``limit`` tables and
+    cut-off partial tables would be visited; ``tabs`` / ``logw`` ``None`` when more than
+    ``store_cap`` are kept."""
+    lk = lookup(unit, K, rep, n_sa)
+    if lk is None:
+        return None
+    back = lk.back
     acc, tot, ref, n_kept, visited, ok, tabs, logw, stored = pruned_tables(
-        size[order], leaf_of[order].astype(np.int64), np.ascontiguousarray(K, dtype=np.int64), cs_ptr, cs_side, rad,
-        lut_ptr, lut, end_ptr, oe.astype(np.int64), accepted, lgam, int(min(limit, 2**62)), int(store_cap))
+        lk.size, lk.leaf, np.ascontiguousarray(K, dtype=np.int64), lk.cs_ptr, lk.cs_side, lk.rad, lk.lut_ptr, lk.lut,
+        lk.end_ptr, lk.end_dec, lk.accepted, lk.lgam, int(min(limit, 2**62)), int(store_cap))
     if not ok:
         return Pruned(acc, 0.0, 0.0, 0, int(visited), None, None, complete=False)
     keep_tabs = tabs[:, back, :] if (store_cap > 0 and stored) else None

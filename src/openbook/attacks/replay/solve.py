@@ -10,8 +10,10 @@ sampling); otherwise worlds are drawn uniformly and weighted by the likelihood. 
 posterior is self-normalised and its standard error is ``sqrt(Σ w²(x-x̂)²)/Σ w``. A unit of
 decisions only that no drawn world reproduces (its consistent arrangements are rare: a leaf
 none of whose cuts may be taken) is enumerated exactly after all, within
-:data:`FALLBACK_WORK` visited tables (one class) or :data:`FALLBACK_WORK_CLASSES` (several);
-a unit still without an answer is *unresolved*. Budgets (:data:`MAX_WORK`, :data:`MAX_RERUN`,
+:data:`FALLBACK_WORK` visited tables (one class) or :data:`FALLBACK_WORK_CLASSES` (several),
+and past that drawn cell by cell under its decisions (:mod:`.sequential`); a unit with regions
+no joint draw passes is solved region by region through its blocks (:mod:`.blocks`). A unit
+still without an answer is *unresolved*. Budgets (:data:`MAX_WORK`, :data:`MAX_RERUN`,
 the pilot :data:`PILOT_WORLDS`) cap what one unit may cost; a unit past them is unresolved
 too, with the reason (``UnitResult.reason``) — unresolved people count as failing.
 """
@@ -179,6 +181,21 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, 
                 post = to_targets(post_cls, tm, unit.cell_leaf)
                 return UnitResult(post, np.zeros_like(post) if consistent else post.copy(), True, n_worlds, share,
                                   consistent, "" if consistent else "no world is consistent with the release")
+            # too many to enumerate: drawn cell by cell under the decisions (:mod:`.sequential`)
+            from .sequential import solve_sis
+
+            s = solve_sis(unit, K, rep, tm, n_sa, size, worlds, seed)
+            if s is not None:
+                return s
+        if not r.consistent and not force_sample and unit.regions:
+            # regions no joint draw passes together (relaxed Mondrian's many small nodes):
+            # region by region, through its blocks (:mod:`.blocks`)
+            from .blocks import solve_blocks
+
+            b, why = solve_blocks(unit, K, rep, tm, n_sa, worlds, seed)
+            if b is not None:
+                return b
+            r.reason = f"{r.reason}; by blocks: {why}"
         return r
     if unit.likelihood is not None and float(worlds) * unit.n_cells * K.shape[1] > _LIKELIHOOD_ENTRIES:
         nan = np.full((unit.n_cells, tm.shape[2]), np.nan)  # the drawn worlds would not fit in memory
@@ -330,6 +347,14 @@ class _Accumulator:
         self.wx += np.einsum("w,wct->ct", w, x)
         self.w2x += np.einsum("w,wct->ct", w ** 2, x)
         self.w2x2 += np.einsum("w,wct->ct", w ** 2, x ** 2)
+
+    def scale(self, f: float) -> None:
+        """Every weight so far times ``f`` (a new reference for log weights)."""
+        self.sw *= f
+        self.sw2 *= f * f
+        self.wx *= f
+        self.w2x *= f * f
+        self.w2x2 *= f * f
 
     def result(self, worlds: int, reason: str = "no drawn world is consistent") -> UnitResult:
         if not self.sw > 0:

@@ -1,0 +1,160 @@
+"""Units the joint sampler cannot resolve, against exhaustive enumeration (paper 000 §5.1):
+
+* the sequential importance sampler of a unit's tables under its decisions
+  (``replay/sequential.py``): its importance weights average to the share of worlds keeping
+  the decisions, and its posterior lies within 3 standard errors of weighing every table;
+* a unit with regions solved through its blocks (``replay/blocks.py``): with every coarse
+  table listed and every region's arrangements enumerated it *equals* weighing every table
+  with each region re-run (the brute force); with the coarse tables drawn and the
+  arrangements drawn it lies within 3 standard errors of it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from test_replay import MODELS, _interleaved_table
+from test_replay_engine import _random_case
+
+from openbook.algorithms.registry import make_algorithm
+from openbook.attacks.replay import blocks, sequential, solve
+from openbook.attacks.replay.attack import replay_units
+from openbook.attacks.replay.generic import canonical
+from openbook.attacks.replay.solve import classes, to_targets
+from openbook.errors import OpenbookError
+from openbook.models.registry import make_model
+from openbook.release.align import published_classes
+
+
+def test_sequential_weights_average_to_the_share_of_worlds_keeping_the_decisions():
+    """``E_q[w] = Σ_kept π(t)``: the mean importance weight of the sequential draws is the
+    probability, under the uniform law of worlds, that a world keeps every decision — the
+    check that the proposal and its weights are right, not just the self-normalised ratio."""
+    rng = np.random.default_rng(5)
+    z, done = [], 0
+    while done < 150:
+        unit, masks, K, (tabs, logw, keep) = _random_case(rng)
+        rep, _, _ = classes(unit, masks)
+        n_sa = unit.leaf_counts.shape[1]
+        share = float(np.exp(logw - logw.max())[keep].sum() / np.exp(logw - logw.max()).sum())
+        draws = list(sequential.sis_chunks(unit, K, rep, n_sa, 4000, done))
+        w = np.exp(np.concatenate([g[1] for g in draws]))
+        m, se = w.mean(), w.std(ddof=1) / math.sqrt(w.size)
+        if share == 0:
+            assert np.all(w == 0)
+        elif se > 1e-9 * m:
+            z.append(abs(m - share) / se)
+        else:  # every draw has the same weight (to rounding): it is exact
+            assert m == pytest.approx(share, rel=1e-9, abs=1e-12)
+        done += 1
+    z = np.asarray(z)
+    assert z.size >= 20 and (z > 3).mean() <= 0.02 and z.max() < 5
+
+
+def test_sequential_posterior_within_three_standard_errors_of_every_table():
+    rng = np.random.default_rng(6)
+    z, done, none = [], 0, 0
+    while done < 80:
+        unit, masks, K, (tabs, logw, keep) = _random_case(rng)
+        rep, _, tm = classes(unit, masks)
+        n_sa = unit.leaf_counts.shape[1]
+        r = sequential.solve_sis(unit, K, rep, tm, n_sa, unit.cell_size.astype(float), 3000, done)
+        done += 1
+        if not keep.any():
+            assert r is None  # no draw keeps what no table keeps
+            none += 1
+            continue
+        if r is None:  # too few effective draws: no answer (never a wrong one)
+            continue
+        w = np.exp(logw[keep] - logw[keep].max())
+        post = np.einsum("n,ncv->cv", w, tabs[keep].astype(float)) / w.sum() / unit.cell_size[:, None]
+        want = to_targets(post, tm, unit.cell_leaf)
+        d = np.abs(r.post - want)
+        pos = r.se > 1e-12
+        assert np.all(d[~pos] < 1e-9)
+        z.extend((d[pos] / r.se[pos]).tolist())
+    z = np.asarray(z)
+    assert none >= 1 and z.size >= 50 and (z > 3).mean() <= 0.02 and z.max() < 5
+
+
+def _region_units(seed: int, want: int):
+    """Units with regions of Mondrian releases (relaxed and strict) of small random tables
+    whose one QI interleaves two subtrees (label merges: regions), each small enough to weigh
+    every table with every region re-run (most have classes cut across regions and outside
+    them: regions whose block counts vary from table to table)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < want:
+        n_sa = int(rng.integers(2, 4))
+        n = int(rng.integers(8, 15))
+        t = _interleaved_table(rng.integers(0, 4, size=n), rng.integers(0, n_sa, size=n), n_sa)
+        algo = make_algorithm("mondrian", model=make_model(MODELS[int(rng.integers(len(MODELS)))]),
+                              strict=bool(rng.integers(2)))
+        try:
+            part = algo.partition(t)
+        except OpenbookError:
+            continue
+        group = canonical(published_classes(t, part.group))
+        gcounts = t.group_sa_counts(group, int(group.max()) + 1)
+        for u in replay_units(algo, t, group, gcounts, generalized=True):
+            if u.regions and u.log_worlds() < math.log(5e4):
+                out.append(u)
+    return out
+
+
+def _brute(unit, masks):
+    rep, K, tm = classes(unit, masks)
+    n_sa = unit.leaf_counts.shape[1]
+    ex = solve._solve_exact(unit, K, rep, n_sa, unit.cell_size.astype(float), 1e7)
+    assert ex is not None
+    post_cls, _, share, consistent = ex
+    return (to_targets(post_cls, tm, unit.cell_leaf) if consistent else None), rep, K, tm, n_sa
+
+
+def test_blocks_listed_and_enumerated_equal_every_table_re_run(monkeypatch):
+    """Every coarse table listed, every region's arrangements enumerated: the blocks method
+    is exact and equals the brute force (every table of the unit, each region re-run)."""
+    monkeypatch.setattr(blocks, "INNER_EXACT", 10**6)
+    compared = inconsistent = 0
+    for unit in _region_units(11, 60):
+        masks = np.eye(unit.leaf_counts.shape[1], dtype=bool)
+        want, rep, K, tm, n_sa = _brute(unit, masks)
+        r, why = blocks.solve_blocks(unit, K, rep, tm, n_sa, 1000, 3)
+        assert r is not None, why  # a Mondrian unit factors into blocks
+        assert r.exact
+        if want is None:
+            assert not r.consistent
+            inconsistent += 1
+            continue
+        assert r.consistent and np.all(r.se == 0)
+        np.testing.assert_allclose(r.post, want, rtol=0, atol=1e-9)
+        compared += 1
+    assert compared >= 40
+
+
+def test_blocks_drawn_within_three_standard_errors_of_every_table_re_run(monkeypatch):
+    """Coarse tables drawn sequentially and every region's arrangements drawn: within 3
+    standard errors of the brute force, and never exact."""
+    monkeypatch.setattr(blocks, "INNER_EXACT", 0)
+    monkeypatch.setattr(blocks, "OUTER_VISIT", 0)
+    z, none, done = [], 0, 0
+    for unit in _region_units(12, 60):
+        masks = np.eye(unit.leaf_counts.shape[1], dtype=bool)
+        want, rep, K, tm, n_sa = _brute(unit, masks)
+        r, why = blocks.solve_blocks(unit, K, rep, tm, n_sa, 1000, done)
+        done += 1
+        if r is None:
+            assert why
+            none += 1
+            continue
+        assert not r.exact
+        if want is None:  # nothing passes: no estimate is ever consistent
+            pytest.fail("a consistent estimate of a unit no world keeps")
+        d = np.abs(r.post - want)
+        pos = r.se > 1e-12
+        assert np.all(d[~pos] < 1e-9)
+        z.extend((d[pos] / r.se[pos]).tolist())
+    z = np.asarray(z)
+    assert none <= 10 and z.size >= 100 and (z > 3).mean() <= 0.02 and z.max() < 5
