@@ -265,7 +265,8 @@ def _solve_inner(unit: Unit, co: _Coarse, keys: list[np.ndarray], rep: np.ndarra
     if rows_exact + rows_drawn * INNER_MIN_DRAWS > BLOCK_RERUN:
         return None
     draws = int(min(INNER_DRAWS, (BLOCK_RERUN - rows_exact) // rows_drawn)) if rows_drawn else 0
-    items, meta = [], []  # every region's arrangements, re-run together
+    items: list = []  # every region's arrangements, re-run together
+    meta: list[tuple[int, np.ndarray, np.ndarray | None]] = []
     for j, (ks, plan) in enumerate(zip(keys, plans)):
         fs = size[co.fine[j]].astype(np.int64)
         cell_of_row = np.repeat(np.arange(fs.size), fs)
