@@ -158,3 +158,23 @@ def test_blocks_drawn_within_three_standard_errors_of_every_table_re_run(monkeyp
         z.extend((d[pos] / r.se[pos]).tolist())
     z = np.asarray(z)
     assert none <= 10 and z.size >= 100 and (z > 3).mean() <= 0.02 and z.max() < 5
+
+
+def test_distinct_rows_partition_the_rows_as_numpy_unique_even_when_hashes_collide(monkeypatch):
+    """``engine.distinct_rows`` (the re-run's de-duplication of region configurations) groups
+    the rows exactly as ``np.unique(axis=0)``; when every hash collides it notices and falls
+    back, never merging different rows."""
+    from openbook.attacks.replay import engine
+
+    rng = np.random.default_rng(2)
+    for collide in (False, True):
+        with monkeypatch.context() as m:
+            if collide:
+                m.setattr(engine, "row_hash", lambda x: np.zeros((x.shape[0], 2), dtype=np.int64))
+            for shape in [(1, 3), (50, 1), (200, 5), (500, 40)]:
+                x = rng.integers(0, 3, size=shape).astype(np.int32)
+                x = np.concatenate([x, x[::3]])
+                u, inv = engine.distinct_rows(x)
+                want = np.unique(x, axis=0)
+                assert u.shape == want.shape and np.array_equal(u[inv], x)
+                assert len({r.tobytes() for r in u}) == u.shape[0]

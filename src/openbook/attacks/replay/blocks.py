@@ -47,7 +47,7 @@ INNER_MIN_DRAWS = 40
 #: rows re-run (arrangements × region rows), in all, for one unit
 BLOCK_RERUN = 4e6
 #: coarse tables visited (kept or cut off) to list the kept ones
-OUTER_VISIT = 4e6
+OUTER_VISIT = 1e6
 #: entries (tables × coarse cells × classes) of the kept coarse tables stored
 OUTER_ENTRIES = 2e7
 #: coarse tables drawn (sequentially) when they are too many to list
@@ -265,19 +265,26 @@ def _solve_inner(unit: Unit, co: _Coarse, keys: list[np.ndarray], rep: np.ndarra
     if rows_exact + rows_drawn * INNER_MIN_DRAWS > BLOCK_RERUN:
         return None
     draws = int(min(INNER_DRAWS, (BLOCK_RERUN - rows_exact) // rows_drawn)) if rows_drawn else 0
-    items: list = []  # every region's arrangements, re-run together
+    items: list = []  # per region, every key's arrangements in one request; all re-run together
+    counts: list[list[int]] = []  # per request, the arrangements of each of its keys
     meta: list[tuple[int, np.ndarray, np.ndarray | None]] = []
     for j, (ks, plan) in enumerate(zip(keys, plans)):
         fs = size[co.fine[j]].astype(np.int64)
         cell_of_row = np.repeat(np.arange(fs.size), fs)
+        mine = []
         for key, enum in zip(ks, plan):
             if enum is None:
                 tabs = _uniform_worlds(co.fine_block[j], cell_of_row, key, int(rng.integers(2**31 - 1)), draws)
                 meta.append((j, tabs, None))
             else:
                 meta.append((j, enum[0], enum[1]))
-            items.append((co.inner[j], meta[-1][1], rep))
-    passed = regions_pass(items) if items else []
+            mine.append(meta[-1][1])
+        if mine:
+            items.append((co.inner[j], np.concatenate(mine), rep))
+            counts.append([t.shape[0] for t in mine])
+    passed: list[np.ndarray] = []
+    for ok_j, ns in zip(regions_pass(items) if items else [], counts):
+        passed.extend(np.split(ok_j, np.cumsum(ns)[:-1]))
     out: list[list[_Inner]] = [[] for _ in keys]
     for (j, tabs, logw), ok in zip(meta, passed):
         x = tabs.astype(np.float64) / size[co.fine[j]].astype(np.float64)[None, :, None]  # class shares

@@ -244,8 +244,7 @@ def regions_pass(items: Sequence[tuple[Region, np.ndarray, np.ndarray | None]]) 
         cells = np.unique(r.live_cells)
         sub = counts[:, cells, :].reshape(counts.shape[0], -1)
         if counts.shape[0] > 1:
-            uniq, inv = np.unique(sub, axis=0, return_inverse=True)
-            inv = inv.ravel()
+            uniq, inv = distinct_rows(sub)
         else:
             uniq, inv = sub, np.zeros(1, dtype=np.int64)
         full = np.zeros((uniq.shape[0],) + counts.shape[1:], dtype=counts.dtype)
@@ -260,6 +259,32 @@ def regions_pass(items: Sequence[tuple[Region, np.ndarray, np.ndarray | None]]) 
         for (k, _, _, inv), ok in zip(reqs, res):
             out[k] = np.asarray(ok, dtype=bool)[inv]
     return out  # type: ignore[return-value]
+
+
+def distinct_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(x, axis=0, return_inverse=True)`` of an integer matrix, fast for wide
+    rows: the rows are told apart by two random 64-bit hashes (a 16-byte key, not the row's
+    bytes), and every row is then compared with its key's representative — a collision (never
+    seen; ~``W²/2^128``) falls back to ``np.unique``, so the answer is always exact."""
+    if x.shape[1] <= 2:
+        u, inv = np.unique(x, axis=0, return_inverse=True)
+        return u, inv.ravel()
+    h = row_hash(x)
+    _, first, inv = np.unique(np.ascontiguousarray(h).view(np.dtype((np.void, 16))).ravel(), return_index=True,
+                              return_inverse=True)
+    inv = inv.ravel()
+    if not np.array_equal(x, x[first][inv]):
+        u, inv2 = np.unique(x, axis=0, return_inverse=True)
+        return u, inv2.ravel()
+    return x[first], inv
+
+
+def row_hash(x: np.ndarray) -> np.ndarray:
+    """``(W, 2)`` int64: two random linear hashes of each row (wrapping mod 2^64)."""
+    coef = np.random.default_rng(0x5EED).integers(1, 2**62, size=(2, x.shape[1]), dtype=np.int64)
+    xi = x.astype(np.int64, copy=False)
+    with np.errstate(over="ignore"):
+        return np.stack([xi @ coef[0], xi @ coef[1]], axis=1)
 
 
 # =======================================================================================
