@@ -4,10 +4,9 @@ A region re-runs the algorithm on a node's rows (:class:`~.engine.Region`); rela
 Mondrian has many, each read row by row, and a world must pass every one of them. Drawn
 uniformly, a world passes them all with the product of their probabilities — too rarely to
 sample (20 regions passing half the time: one world in a million). But the rows of one
-class inside one region (a *block*) are treated alike by everything outside the region:
-every decision of the unit sees a region whole, on one of its sides (a region is a node of
-the split tree, and every other recorded node is an ancestor of it or apart from it). So a
-world factors in two stages:
+class inside one region that lie on the same side of every decision (a *block*; a region
+sits on one side of every cut taken above it, and a refused cut of an ancestor may part its
+rows) are treated alike by everything outside the region. So a world factors in two stages:
 
 1. the *coarse table* — the SA counts of each cell outside the regions and of each block —
    drawn with its number of worlds, and kept iff it keeps the unit's decisions (the exact
@@ -72,8 +71,7 @@ class _Coarse:
 
 def coarsen(unit: Unit) -> _Coarse | None:
     """The coarse unit (module docstring), or ``None`` when the unit does not factor so: two
-    regions share a cell, a cell has rows outside its region, or a decision sees part of a
-    block."""
+    regions share a cell or a cell has rows outside its region."""
     size = unit.cell_size
     n = unit.n_cells
     owner = np.full(n, -1, dtype=np.int64)
@@ -82,6 +80,17 @@ def coarsen(unit: Unit) -> _Coarse | None:
         if np.any(owner[lc] >= 0) or np.any(cnt != size[lc]):
             return None
         owner[lc] = j
+    dec = unit.decisions
+    # a block: a region's cells of one class on the same side of every decision (a refused
+    # cut of an ancestor may part a region's rows: its sides then split the block)
+    lab = np.where(owner >= 0, owner * unit.leaf_counts.shape[0] + unit.cell_leaf, -1)
+    if dec is not None and dec.k:
+        for cells in list(dec.left) + list(dec.right):
+            rc = cells[owner[cells] >= 0]
+            if rc.size:
+                mark = np.zeros(n, dtype=np.int64)
+                mark[rc] = 1
+                lab = np.where(owner >= 0, np.unique(lab * 2 + mark, return_inverse=True)[1].ravel(), -1)
     outside = np.flatnonzero(owner < 0)
     cmap = np.full(n, -1, dtype=np.int64)
     cmap[outside] = np.arange(outside.size)
@@ -90,18 +99,17 @@ def coarsen(unit: Unit) -> _Coarse | None:
     block_cells, fine, fine_block, inner = [], [], [], []
     for r in unit.regions:
         lc = np.unique(r.live_cells)
-        ub, inv = np.unique(unit.cell_leaf[lc], return_inverse=True)
+        ub, first, inv = np.unique(lab[lc], return_index=True, return_inverse=True)
         inv = inv.ravel().astype(np.int64)
         cmap[lc] = nxt + inv
         block_cells.append(nxt + np.arange(ub.size))
-        leaf.append(ub)
+        leaf.append(unit.cell_leaf[lc[first]])
         nxt += ub.size
         fine.append(lc)
         fine_block.append(inv)
         inner.append(Region(np.where(r.cells >= 0, np.searchsorted(lc, r.cells), -1), r.check, r.fixed_sa, r.batch))
     cell_leaf = np.concatenate(leaf).astype(np.int64)
-    dec = unit.decisions
-    if dec is not None and dec.k:
+    if dec is not None and dec.k:  # by construction no decision sees part of a block: checked
         n_fine = np.bincount(cmap, minlength=nxt)
         for cells in list(dec.left) + list(dec.right):
             got = np.bincount(cmap[cells], minlength=nxt)
