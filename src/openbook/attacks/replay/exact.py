@@ -55,7 +55,7 @@ def log_all_tables(cell_leaf: np.ndarray, size: np.ndarray, K: np.ndarray) -> fl
     return out
 
 
-def _cell_order(n_cells: int, dec) -> np.ndarray:
+def cell_order(n_cells: int, dec) -> np.ndarray:
     """The order cells are filled in: decisions with the fewest cells first (each completes,
     and cuts off the partial tables it rejects, as early as possible), then the rest."""
     if dec is None or dec.k == 0:
@@ -90,15 +90,16 @@ class Lookup:
     lgam: np.ndarray      # log i! up to the largest leaf
 
 
-def lookup(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int) -> Lookup | None:
+def lookup(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, order: np.ndarray | None = None
+           ) -> Lookup | None:
     """The unit's decisions prepared for :func:`.kernels.pruned_tables` and the sequential
-    sampler (:mod:`.sequential`); ``None`` when the lookup tables would pass
-    :data:`LUT_LIMIT`."""
+    sampler (:mod:`.sequential`), cells filled in ``order`` (default :func:`cell_order`);
+    ``None`` when the lookup tables would pass :data:`LUT_LIMIT`."""
     size = unit.cell_size.astype(np.int64)
     dec = unit.decisions
     k = 0 if dec is None else dec.k
     sides = [] if dec is None else [s for i in range(k) for s in (dec.left[i], dec.right[i])]
-    order = _cell_order(unit.n_cells, dec)
+    order = cell_order(unit.n_cells, dec) if order is None else np.asarray(order, dtype=np.int64)
     back = np.empty_like(order)
     back[order] = np.arange(order.size)
     C, V = order.size, K.shape[1]

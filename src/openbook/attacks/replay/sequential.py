@@ -68,8 +68,9 @@ def _compositions(s, capv, out):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _keeps(c, x, y, inc, rad, lut_ptr, lut, end_ptr, end_dec, accepted):  # pragma: no cover - compiled
-    """Do the decisions completed at cell ``c`` come out as observed with ``x`` in it?"""
+def _keeps(c, x, y, inc, x2, inc2, rad, lut_ptr, lut, end_ptr, end_dec, accepted):  # pragma: no cover - compiled
+    """Do the decisions completed at cell ``c`` come out as observed, the side counts being
+    ``y`` plus ``x`` on the sides marked ``inc`` and ``x2`` on those marked ``inc2``?"""
     V = x.size
     for q in range(end_ptr[c], end_ptr[c + 1]):
         d = end_dec[q]
@@ -77,7 +78,7 @@ def _keeps(c, x, y, inc, rad, lut_ptr, lut, end_ptr, end_dec, accepted):  # prag
         for s in (2 * d, 2 * d + 1):
             key = 0
             for u in range(V):
-                key += (y[s, u] + (x[u] if inc[s] else 0)) * rad[s, u]
+                key += (y[s, u] + (x[u] if inc[s] else 0) + (x2[u] if inc2[s] else 0)) * rad[s, u]
             if not lut[lut_ptr[s] + key]:
                 both = False
         if both != accepted[d]:
@@ -89,7 +90,9 @@ def _keeps(c, x, y, inc, rad, lut_ptr, lut, end_ptr, end_dec, accepted):  # prag
 def sis_tables(seed, sizes, cell_leaf, K, cs_ptr, cs_side, rad, lut_ptr, lut, end_ptr, end_dec, accepted, lgam,
                n_worlds, cand_cap):  # pragma: no cover - compiled
     """``(n_worlds, C, V)`` int32 tables (cells in fill order) and their log importance
-    weights (``-inf``: a world dropped), drawn as the module docstring says."""
+    weights (``-inf``: a world dropped), drawn as the module docstring says. A leaf's last
+    cell filled right after its last but one (:func:`paired_order`) is drawn with it: each
+    candidate of the last but one fixes the last, and both cells' decisions are checked."""
     np.random.seed(seed)
     C = sizes.size
     L, V = K.shape
@@ -106,7 +109,9 @@ def sis_tables(seed, sizes, cell_leaf, K, cs_ptr, cs_side, rad, lut_ptr, lut, en
     rows = np.zeros(L, np.int64)
     y = np.zeros((S, V), np.int64)
     inc = np.zeros(S, np.bool_)
+    inc2 = np.zeros(S, np.bool_)
     x = np.zeros(V, np.int64)
+    x2 = np.zeros(V, np.int64)
     cands = np.zeros((cand_cap, V), np.int64)
     cw = np.zeros(cand_cap)
     for w in range(n_worlds):
@@ -122,16 +127,30 @@ def sis_tables(seed, sizes, cell_leaf, K, cs_ptr, cs_side, rad, lut_ptr, lut, en
             s = sizes[c]
             for q in range(cs_ptr[c], cs_ptr[c + 1]):
                 inc[cs_side[q]] = True
+            # the leaf's last cell next: drawn with this one (its counts are what is left)
+            paired = (not last_of_leaf[c]) and c + 1 < C and last_of_leaf[c + 1] and cell_leaf[c + 1] == lf
             checks = end_ptr[c + 1] > end_ptr[c]
+            checks2 = False
+            if paired:
+                checks2 = end_ptr[c + 2] > end_ptr[c + 1]
+                for q in range(cs_ptr[c + 1], cs_ptr[c + 2]):
+                    inc2[cs_side[q]] = True
             n = 0
-            if checks and not last_of_leaf[c]:
+            if (checks or checks2) and not last_of_leaf[c]:
                 n = _compositions(s, rem[lf], cands)
             if n > 0:  # list, drop, draw in proportion: weight × kept mass
                 base = lgam[rows[lf]] - lgam[s] - lgam[rows[lf] - s]
                 z = 0.0
                 for i in range(n):
                     cw[i] = 0.0
-                    if _keeps(c, cands[i], y, inc, rad, lut_ptr, lut, end_ptr, end_dec, accepted):
+                    ok = _keeps(c, cands[i], y, inc, x2, inc2, rad, lut_ptr, lut, end_ptr, end_dec, accepted)
+                    if ok and checks2:
+                        for v in range(V):
+                            x2[v] = rem[lf, v] - cands[i, v]
+                        ok = _keeps(c + 1, cands[i], y, inc, x2, inc2, rad, lut_ptr, lut, end_ptr, end_dec, accepted)
+                        for v in range(V):
+                            x2[v] = 0
+                    if ok:
                         lp = -base
                         for v in range(V):
                             k = cands[i, v]
@@ -149,12 +168,12 @@ def sis_tables(seed, sizes, cell_leaf, K, cs_ptr, cs_side, rad, lut_ptr, lut, en
                     for v in range(V):
                         x[v] = cands[pick, v]
                     lw += math.log(z)
-            elif last_of_leaf[c]:  # what the leaf has left
+            elif last_of_leaf[c]:  # what the leaf has left (checked with its pair when it had one)
                 for v in range(V):
                     x[v] = rem[lf, v]
-                if checks and not _keeps(c, x, y, inc, rad, lut_ptr, lut, end_ptr, end_dec, accepted):
+                if checks and not _keeps(c, x, y, inc, x2, inc2, rad, lut_ptr, lut, end_ptr, end_dec, accepted):
                     lw = -np.inf
-            else:  # the hypergeometric itself (then checked when the cell completes decisions)
+            else:  # the hypergeometric itself (then checked, with the pair's last cell)
                 left = s
                 tot = rows[lf]
                 for v in range(V - 1):
@@ -166,10 +185,20 @@ def sis_tables(seed, sizes, cell_leaf, K, cs_ptr, cs_side, rad, lut_ptr, lut, en
                     left -= k
                     tot -= good
                 x[V - 1] = left
-                if checks and not _keeps(c, x, y, inc, rad, lut_ptr, lut, end_ptr, end_dec, accepted):
+                if checks and not _keeps(c, x, y, inc, x2, inc2, rad, lut_ptr, lut, end_ptr, end_dec, accepted):
                     lw = -np.inf
+                if checks2 and lw > -np.inf:
+                    for v in range(V):
+                        x2[v] = rem[lf, v] - x[v]
+                    if not _keeps(c + 1, x, y, inc, x2, inc2, rad, lut_ptr, lut, end_ptr, end_dec, accepted):
+                        lw = -np.inf
+                    for v in range(V):
+                        x2[v] = 0
             for q in range(cs_ptr[c], cs_ptr[c + 1]):
                 inc[cs_side[q]] = False
+            if paired:
+                for q in range(cs_ptr[c + 1], cs_ptr[c + 2]):
+                    inc2[cs_side[q]] = False
             if lw == -np.inf:
                 break
             for v in range(V):
@@ -183,12 +212,39 @@ def sis_tables(seed, sizes, cell_leaf, K, cs_ptr, cs_side, rad, lut_ptr, lut, en
     return out, logw
 
 
+def paired_order(unit: Unit) -> np.ndarray:
+    """The enumeration's fill order (:func:`.exact.cell_order`) with each leaf's last cell
+    moved right after its last but one, so the sampler draws the two together (a decision
+    completed by a leaf's last cell has no freedom left there)."""
+    from .exact import cell_order
+
+    base = cell_order(unit.n_cells, unit.decisions)
+    leaf = unit.cell_leaf[base]
+    last = {}
+    pen = {}
+    for pos in range(base.size):
+        lf = int(leaf[pos])
+        if lf in last:
+            pen[lf] = last[lf]
+        last[lf] = pos
+    moved = {pen[lf]: last[lf] for lf in pen}  # position of the last but one -> of the last
+    skip = set(moved.values())
+    out = []
+    for pos in range(base.size):
+        if pos in skip:
+            continue
+        out.append(base[pos])
+        if pos in moved:
+            out.append(base[moved[pos]])
+    return np.asarray(out, dtype=np.int64)
+
+
 def sis_chunks(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, worlds: int, seed: int):
     """Yield ``(tables (W, n_cells, V) in the unit's cell order, log weights (W,))`` chunks of
     ``worlds`` draws in all; nothing when the unit's lookup tables are too large."""
     from .exact import lookup
 
-    lk = lookup(unit, K, rep, n_sa)
+    lk = lookup(unit, K, rep, n_sa, paired_order(unit))
     if lk is None:
         return
     V = K.shape[1]
