@@ -40,7 +40,9 @@ def test_sequential_weights_average_to_the_share_of_worlds_keeping_the_decisions
         n_sa = unit.leaf_counts.shape[1]
         share = float(np.exp(logw - logw.max())[keep].sum() / np.exp(logw - logw.max()).sum())
         draws = list(sequential.sis_chunks(unit, K, rep, n_sa, 4000, done))
-        w = np.exp(np.concatenate([g[1] for g in draws]))
+        assert sum(g[2] for g in draws) == 4000  # every draw counted; only the kept ones returned
+        kept = np.exp(np.concatenate([g[1] for g in draws]))
+        w = np.concatenate([kept, np.zeros(4000 - kept.size)])
         m, se = w.mean(), w.std(ddof=1) / math.sqrt(w.size)
         if share == 0:
             assert np.all(w == 0)

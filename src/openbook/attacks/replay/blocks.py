@@ -51,6 +51,8 @@ OUTER_VISIT = 1e6
 OUTER_ENTRIES = 2e7
 #: coarse tables drawn (sequentially) when they are too many to list
 OUTER_DRAWS = 1000
+#: kept coarse draws sought: past ``OUTER_DRAWS`` draws the sampler goes on until it has this many
+OUTER_KEPT = 150
 #: Poisson-bootstrap replicates of the draws for the standard error
 BOOTSTRAP = 64
 
@@ -142,7 +144,7 @@ def solve_blocks(unit: Unit, K: np.ndarray, rep: np.ndarray, tm: np.ndarray, n_s
     """The unit's posterior by blocks (module docstring): ``(UnitResult, "")``, or ``(None,
     why)`` when the unit does not factor or passes a budget."""
     from .exact import log_all_tables, pruned
-    from .sequential import MIN_EFFECTIVE, sis_chunks
+    from .sequential import MIN_EFFECTIVE, PILOT_ROUNDS, draw_budget, sis_chunks
     from .solve import UnitResult, to_targets
 
     co = coarsen(unit)
@@ -164,19 +166,27 @@ def solve_blocks(unit: Unit, K: np.ndarray, rep: np.ndarray, tm: np.ndarray, n_s
         n_worlds = float(tabs.shape[0])
     else:  # too many to list: drawn cell by cell under the decisions (:mod:`.sequential`)
         n = int(max(1, min(worlds, OUTER_DRAWS, OUTER_ENTRIES // max(1, C * V))))
-        got = list(sis_chunks(cu, K, rep, n_sa, n, int(rng.integers(2**31 - 1))))
-        if not got:
+        got, drawn, kept = [], 0, 0
+        for t_, lw_, m in sis_chunks(cu, K, rep, n_sa, draw_budget(cu, n), int(rng.integers(2**31 - 1)), chunk=n):
+            got.append((t_, lw_))
+            drawn += m
+            kept += lw_.size
+            if drawn >= n and kept >= min(n, OUTER_KEPT):  # enough kept draws (each costs re-runs)
+                break
+            if drawn >= PILOT_ROUNDS * n and not kept:  # nothing kept so far: not worth the rest
+                break
+        if not drawn:
             return None, f"its coarse tables are too many to list or draw ({C} coarse cells)"
         tabs = np.concatenate([g[0] for g in got])
         logw = np.concatenate([g[1] for g in got])
-        live = np.isfinite(logw)
-        tabs, logw = tabs[live], logw[live]
+        if tabs.shape[0] > n:  # at most n stored: the first n kept (the draws are exchangeable)
+            tabs, logw = tabs[:n], logw[:n]
         if tabs.shape[0] == 0:
             return None, f"no sequential draw of its {C} coarse cells keeps the decisions"
         ww = np.exp(logw - logw.max())
         if ww.sum() ** 2 / (ww ** 2).sum() < MIN_EFFECTIVE:
             return None, f"too few effective draws of its {C} coarse cells"
-        n_worlds = float(n)
+        n_worlds = float(drawn)
     # each region's distinct block counts over the coarse tables
     keys, invs = [], []
     for bc in co.block_cells:

@@ -239,49 +239,69 @@ def paired_order(unit: Unit) -> np.ndarray:
     return np.asarray(out, dtype=np.int64)
 
 
-def sis_chunks(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, worlds: int, seed: int):
-    """Yield ``(tables (W, n_cells, V) in the unit's cell order, log weights (W,))`` chunks of
-    ``worlds`` draws in all; nothing when the unit's lookup tables are too large."""
+def sis_chunks(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, max_draws: int, seed: int,
+               chunk: int | None = None):
+    """Yield ``(tables (A, n_cells, V) in the unit's cell order, their log weights (A,),
+    draws)`` per chunk of at most ``chunk`` draws — the ``A`` draws that kept every decision
+    — until ``max_draws`` (a caller stops when it has enough); nothing when the unit's lookup
+    tables are too large."""
     from .exact import lookup
 
     lk = lookup(unit, K, rep, n_sa, paired_order(unit))
     if lk is None:
         return
     V = K.shape[1]
-    step = int(max(1, min(worlds, _CHUNK_ENTRIES // max(1, unit.n_cells * V))))
+    step = int(max(1, min(max_draws, chunk or max_draws, _CHUNK_ENTRIES // max(1, unit.n_cells * V))))
     rng = np.random.default_rng(seed)
     Kc = np.ascontiguousarray(K, dtype=np.int64)
-    for a in range(0, worlds, step):
+    for a in range(0, max_draws, step):
+        n = int(min(step, max_draws - a))
         tabs, logw = sis_tables(int(rng.integers(2**31 - 1)), lk.size, lk.leaf, Kc, lk.cs_ptr, lk.cs_side, lk.rad,
-                                lk.lut_ptr, lk.lut, lk.end_ptr, lk.end_dec, lk.accepted, lk.lgam,
-                                int(min(step, worlds - a)), CANDIDATES)
-        yield tabs[:, lk.back, :], logw
+                                lk.lut_ptr, lk.lut, lk.end_ptr, lk.end_dec, lk.accepted, lk.lgam, n, CANDIDATES)
+        live = np.isfinite(logw)
+        yield tabs[live][:, lk.back, :], logw[live], n
 
 
 #: fewest effective draws (``(Σw)² / Σw²``) for a sampled answer; fewer: no answer
 MIN_EFFECTIVE = 30
+#: effective draws sought: past ``worlds`` draws the sampler goes on until it has this many
+TARGET_EFFECTIVE = 300
+#: at most this many times ``worlds`` draws, and at most :data:`MAX_CELL_DRAWS` cells drawn
+GROW = 100
+#: rounds of ``worlds`` draws after which a sampler that kept nothing stops
+PILOT_ROUNDS = 3
+MAX_CELL_DRAWS = 5e7
+
+
+def draw_budget(unit: Unit, worlds: int) -> int:
+    """Most draws of a unit (:data:`GROW`, :data:`MAX_CELL_DRAWS`)."""
+    return int(max(worlds, min(GROW * worlds, MAX_CELL_DRAWS // max(1, unit.n_cells))))
 
 
 def solve_sis(unit: Unit, K: np.ndarray, rep: np.ndarray, tm: np.ndarray, n_sa: int, size: np.ndarray, worlds: int,
               seed: int):
-    """The unit's posterior from ``worlds`` sequential draws (a :class:`~.solve.UnitResult`),
-    or ``None`` when its lookup tables are too large or fewer than :data:`MIN_EFFECTIVE`
-    effective draws keep its decisions."""
+    """The unit's posterior from sequential draws (a :class:`~.solve.UnitResult`): ``worlds``
+    of them, more while fewer than :data:`TARGET_EFFECTIVE` are effective (within
+    :func:`draw_budget`); ``None`` when its lookup tables are too large or fewer than
+    :data:`MIN_EFFECTIVE` effective draws keep its decisions."""
     from .solve import _Accumulator
 
     acc = _Accumulator(unit.n_cells, tm.shape[2])
     ref = -np.inf
     drawn = 0
-    for tabs, logw in sis_chunks(unit, K, rep, n_sa, worlds, seed):
-        drawn += tabs.shape[0]
-        top = float(logw.max(initial=-np.inf))
-        if top == -np.inf:
-            continue
-        if top > ref:
-            if ref > -np.inf:
-                acc.scale(math.exp(ref - top))
-            ref = top
-        acc.add(np.exp(logw - ref), tabs, tm, unit.cell_leaf, size)
+    for tabs, logw, n in sis_chunks(unit, K, rep, n_sa, draw_budget(unit, worlds), seed, chunk=worlds):
+        drawn += n
+        if logw.size:
+            top = float(logw.max())
+            if top > ref:
+                if ref > -np.inf:
+                    acc.scale(math.exp(ref - top))
+                ref = top
+            acc.add(np.exp(logw - ref), tabs, tm, unit.cell_leaf, size)
+        if drawn >= worlds and acc.sw > 0 and acc.sw ** 2 / acc.sw2 >= TARGET_EFFECTIVE:
+            break
+        if drawn >= PILOT_ROUNDS * worlds and not acc.sw > 0:  # nothing kept so far: not worth the rest
+            break
     if drawn == 0:
         return None
     r = acc.result(drawn, "no sequential draw keeps the decisions")
