@@ -220,8 +220,8 @@ def paired_order(unit: Unit) -> np.ndarray:
 
     base = cell_order(unit.n_cells, unit.decisions)
     leaf = unit.cell_leaf[base]
-    last = {}
-    pen = {}
+    last: dict[int, int] = {}
+    pen: dict[int, int] = {}
     for pos in range(base.size):
         lf = int(leaf[pos])
         if lf in last:
