@@ -114,9 +114,8 @@ def coarsen(unit: Unit) -> _Coarse | None:
     if dec is not None and dec.k:  # by construction no decision sees part of a block: checked
         n_fine = np.bincount(cmap, minlength=nxt)
         for cells in list(dec.left) + list(dec.right):
-            got = np.bincount(cmap[cells], minlength=nxt)
-            part = (got > 0) & (got != n_fine)
-            if part.any():
+            got, cnt = np.unique(cmap[cells], return_counts=True)
+            if np.any(cnt != n_fine[got]):
                 return None
         dec = dec.remap(cmap)
         dec = type(dec)(dec.model, dec.domain, [np.unique(c) for c in dec.left], [np.unique(c) for c in dec.right],
@@ -156,9 +155,11 @@ def solve_blocks(unit: Unit, K: np.ndarray, rep: np.ndarray, tm: np.ndarray, n_s
     rng = np.random.default_rng(seed)
     store = int(max(1, min(OUTER_ENTRIES // max(1, C * V), OUTER_VISIT)))
     pr = pruned(cu, K, rep, n_sa, OUTER_VISIT, store_cap=store)
-    outer_exact = pr is not None and pr.complete and pr.tabs is not None and pr.logw is not None
+    if pr is None:  # the decisions' lookup tables are too large: the sequential sampler needs them too
+        return None, f"its decisions' lookup tables are too large ({C} coarse cells)"
+    outer_exact = pr.complete and pr.tabs is not None and pr.logw is not None
     if outer_exact:
-        assert pr is not None and pr.tabs is not None and pr.logw is not None
+        assert pr.tabs is not None and pr.logw is not None
         tabs, logw = pr.tabs, pr.logw
         if tabs.shape[0] == 0:
             return UnitResult(nan, nan.copy(), True, float(pr.visited), 0.0, False,
