@@ -168,6 +168,17 @@ def test_boxes_decided_by_the_model_match_brute_force(name, seed, monkeypatch):
     assert sum(decided) > 0  # the model decided boxes whole
 
 
+def _mondrian_run(rng, t):
+    """Mondrian (strict or relaxed at random) under a random model of :data:`MODELS` on ``t``:
+    ``(algo, partition)``, or ``None`` when it refuses the table."""
+    algo = make_algorithm("mondrian", model=make_model(MODELS[int(rng.integers(len(MODELS)))]),
+                          strict=bool(rng.integers(2)))
+    try:
+        return algo, algo.partition(t)
+    except OpenbookError:
+        return None
+
+
 def _interleaved_table(codes, sa, n_sa):
     """One QI whose codes interleave two subtrees (a1 b1 a2 b2 under A, B, *): a Mondrian
     cut of its value set, in code order, leaves children whose labels are both ``*``."""

@@ -15,16 +15,13 @@ import math
 
 import numpy as np
 import pytest
-from test_replay import MODELS, _interleaved_table
+from test_replay import _interleaved_table, _mondrian_run
 from test_replay_engine import _random_case
 
-from openbook.algorithms.registry import make_algorithm
 from openbook.attacks.replay import blocks, sequential, solve
 from openbook.attacks.replay.attack import replay_units
 from openbook.attacks.replay.generic import canonical
 from openbook.attacks.replay.solve import classes, to_targets
-from openbook.errors import OpenbookError
-from openbook.models.registry import make_model
 from openbook.release.align import published_classes
 
 
@@ -114,12 +111,10 @@ def _region_units(seed: int, want: int, qis: int = 1, keep=lambda u: True):
             t = _interleaved_table(rng.integers(0, 4, size=n), rng.integers(0, n_sa, size=n), n_sa)
         else:
             t = _two_qi_table(rng.integers(0, 4, size=(n, 2)), rng.integers(0, n_sa, size=n), n_sa)
-        algo = make_algorithm("mondrian", model=make_model(MODELS[int(rng.integers(len(MODELS)))]),
-                              strict=bool(rng.integers(2)))
-        try:
-            part = algo.partition(t)
-        except OpenbookError:
+        run = _mondrian_run(rng, t)
+        if run is None:
             continue
+        algo, part = run
         group = canonical(published_classes(t, part.group))
         gcounts = t.group_sa_counts(group, int(group.max()) + 1)
         for u in replay_units(algo, t, group, gcounts, generalized=True):

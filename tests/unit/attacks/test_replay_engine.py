@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 import pytest
-from test_replay import MODELS, _interleaved_table, _table, brute_force
+from test_replay import MODELS, _interleaved_table, _mondrian_run, _table, brute_force
 
 from openbook.algorithms.registry import make_algorithm
 from openbook.attacks.replay import Decisions, Unit, replay_attack, splits
@@ -261,12 +261,10 @@ def test_unresolved_people_are_reported_with_their_reason(monkeypatch):
         n_sa = int(rng.integers(2, 4))
         n = int(rng.integers(5, 9))
         t = _interleaved_table(rng.integers(0, 4, size=n), rng.integers(0, n_sa, size=n), n_sa)
-        algo = make_algorithm("mondrian", model=make_model(MODELS[int(rng.integers(len(MODELS)))]),
-                              strict=bool(rng.integers(2)))
-        try:
-            part = algo.partition(t)
-        except OpenbookError:
+        run = _mondrian_run(rng, t)
+        if run is None:
             continue
+        algo, part = run
         masks = np.eye(n_sa, dtype=bool)
         names = [str(i) for i in range(n_sa)]
         exact = replay_attack(t, part.group, algo, targets=(names, masks), kind="generalized")
