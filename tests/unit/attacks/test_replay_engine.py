@@ -22,7 +22,7 @@ from test_replay import MODELS, _interleaved_table, _mondrian_run, _table, brute
 from openbook.algorithms.registry import make_algorithm
 from openbook.attacks.replay import Decisions, Unit, replay_attack, splits
 from openbook.attacks.replay.engine import unit_tables, weight_chunked
-from openbook.attacks.replay.exact import log_all_tables, pruned
+from openbook.attacks.replay.exact import count_tables, log_all_tables, pruned
 from openbook.attacks.replay.solve import classes, tables_lower_bound
 from openbook.data.table import EncodedTable
 from openbook.errors import OpenbookError
@@ -126,7 +126,7 @@ def test_pruned_stops_at_its_limit_and_store_cap():
             assert capped.complete and capped.tabs is None
 
 
-def test_table_lower_bound_never_exceeds_the_count():
+def test_table_lower_bound_never_exceeds_the_count_and_the_count_is_exact():
     rng = np.random.default_rng(7)
     for _ in range(300):
         unit = _random_unit(rng)
@@ -134,6 +134,8 @@ def test_table_lower_bound_never_exceeds_the_count():
         n = unit_tables(unit.cell_leaf, unit.cell_size, K, 10**7)[0].shape[0]
         lb = tables_lower_bound(unit.cell_leaf, unit.cell_size, K)
         assert 1 <= lb <= n
+        assert count_tables(unit.cell_leaf, unit.cell_size, K, n) == n  # the count, at its limit
+        assert count_tables(unit.cell_leaf, unit.cell_size, K, n - 1) is None  # past it
         assert tables_lower_bound(unit.cell_leaf, unit.cell_size, K, cap=lb - 0.5) > lb - 0.5
 
 

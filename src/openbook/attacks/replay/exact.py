@@ -71,6 +71,20 @@ def cell_order(n_cells: int, dec) -> np.ndarray:
     return np.concatenate(out).astype(np.int64)
 
 
+def count_tables(cell_leaf: np.ndarray, size: np.ndarray, K: np.ndarray, limit: float) -> int | None:
+    """The number of a unit's contingency tables (row sums ``size``, each leaf's column sums
+    ``K``), counted by the enumeration kernel without storing or weighing them; ``None`` past
+    ``limit``. ~7x faster than listing them: a unit too large to list is found out cheaply."""
+    C, V = size.size, K.shape[1]
+    z = np.zeros(0, dtype=np.int64)
+    out = pruned_tables(np.asarray(size, dtype=np.int64), np.asarray(cell_leaf, dtype=np.int64),
+                        np.ascontiguousarray(K, dtype=np.int64), np.zeros(C + 1, dtype=np.int64), z,
+                        np.zeros((0, V), dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.bool_),
+                        np.zeros(C + 1, dtype=np.int64), z, np.zeros(0, dtype=np.bool_), np.zeros(2),
+                        int(min(limit, 2**62)), 0, False)
+    return int(out[4]) if out[5] else None
+
+
 @dataclass
 class Lookup:
     """A unit's decisions as the enumeration kernels read them (:func:`lookup`)."""

@@ -35,6 +35,8 @@ REGION_WORK = 2e6
 #: entries (worlds × cells × classes, int32) of the worlds drawn at once for a unit weighed by
 #: a likelihood of the whole unit (a re-run, full-domain search's decisions); past it: unresolved
 _LIKELIHOOD_ENTRIES = 1e8
+#: a unit whose tables are at least this many (by the lower bound) is counted before it is listed
+_COUNT_FIRST = 1000
 #: a sampled unit costing more (worlds × cells, plus re-run rows) is left unresolved
 MAX_WORK = 5e7
 #: worlds of one piece of a sampled unit (its exact conditional is enumerated)
@@ -245,8 +247,14 @@ def _solve_exact(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, size: np
             post_cls = np.einsum("n,ncv->cv", w, tabs.astype(np.float64)) / tot / size[:, None]
             share = math.exp(math.log(tot) + float(logw.max()) - log_all_tables(unit.cell_leaf, size, K))
             return post_cls, float(pr.visited), share, True
-    if tables_lower_bound(unit.cell_leaf, size, K, cap) > cap:  # never enumerate only to give up
+    lower = tables_lower_bound(unit.cell_leaf, size, K, cap)
+    if lower > cap:  # never enumerate only to give up
         return None
+    if lower > _COUNT_FIRST:  # counted first: listing tables only to give up costs ~7x the count
+        from .exact import count_tables
+
+        if count_tables(unit.cell_leaf, size, K, cap) is None:
+            return None
     enum = unit_tables(unit.cell_leaf, size.astype(np.int64), K, cap)
     if enum is None:
         return None
