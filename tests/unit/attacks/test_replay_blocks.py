@@ -156,6 +156,20 @@ def test_blocks_listed_and_enumerated_equal_every_table_re_run(monkeypatch, qis)
     assert compared >= (40 if qis == 1 else 8)
 
 
+def test_blocks_whose_side_tags_collide_are_refused_never_solved(monkeypatch):
+    """Blocks are told apart by summed random tags of their decision sides; were two cells a
+    decision parts to get equal sums (here: every tag 0), the unit is refused — it does not
+    factor — and never solved with a block a decision sees part of."""
+    units = _region_units(13, 4, qis=2, keep=_split)
+    monkeypatch.setattr(blocks, "side_tags", lambda k: np.zeros(k, dtype=np.int64))
+    for unit in units:
+        assert blocks.coarsen(unit) is None
+        masks = np.eye(unit.leaf_counts.shape[1], dtype=bool)
+        rep, K, tm = classes(unit, masks)
+        r, why = blocks.solve_blocks(unit, K, rep, tm, unit.leaf_counts.shape[1], 1000, 3)
+        assert r is None and why == "its regions do not factor into blocks"
+
+
 def test_blocks_drawn_within_three_standard_errors_of_every_table_re_run(monkeypatch):
     """Coarse tables drawn sequentially and every region's arrangements drawn: within 3
     standard errors of the brute force, and never exact."""

@@ -57,6 +57,11 @@ OUTER_KEPT = 150
 BOOTSTRAP = 64
 
 
+def side_tags(k: int) -> np.ndarray:
+    """``k`` random 64-bit tags (fixed seed): a region cell's decision sides, summed."""
+    return np.random.default_rng(0x5EED).integers(1, 2**62, size=k, dtype=np.int64)
+
+
 @dataclass
 class _Coarse:
     """The unit seen through its blocks: ``unit`` (decisions only) over the coarse cells;
@@ -73,7 +78,8 @@ class _Coarse:
 
 def coarsen(unit: Unit) -> _Coarse | None:
     """The coarse unit (module docstring), or ``None`` when the unit does not factor so: two
-    regions share a cell or a cell has rows outside its region."""
+    regions share a cell, a cell has rows outside its region, or (only were the side tags to
+    collide, :func:`side_tags`) a decision would see part of a block."""
     size = unit.cell_size
     n = unit.n_cells
     owner = np.full(n, -1, dtype=np.int64)
@@ -87,12 +93,19 @@ def coarsen(unit: Unit) -> _Coarse | None:
     # cut of an ancestor may part a region's rows: its sides then split the block)
     lab = np.where(owner >= 0, owner * unit.leaf_counts.shape[0] + unit.cell_leaf, -1)
     if dec is not None and dec.k:
-        for cells in list(dec.left) + list(dec.right):
-            rc = cells[owner[cells] >= 0]
-            if rc.size:
-                mark = np.zeros(n, dtype=np.int64)
-                mark[rc] = 1
-                lab = np.where(owner >= 0, np.unique(lab * 2 + mark, return_inverse=True)[1].ravel(), -1)
+        # the sides of each region cell, as a sum of random 64-bit tags (a collision would
+        # merge cells a decision parts: the check below then refuses the unit, never errs)
+        sides = list(dec.left) + list(dec.right)
+        tag = side_tags(len(sides))
+        h = np.zeros(n, dtype=np.int64)
+        with np.errstate(over="ignore"):
+            for si, cells in enumerate(sides):
+                rc = cells[owner[cells] >= 0]
+                if rc.size:
+                    h[rc] += tag[si]
+        inr = np.flatnonzero(owner >= 0)
+        if inr.size:
+            lab[inr] = np.unique(np.stack([lab[inr], h[inr]], axis=1), axis=0, return_inverse=True)[1].ravel()
     outside = np.flatnonzero(owner < 0)
     cmap = np.full(n, -1, dtype=np.int64)
     cmap[outside] = np.arange(outside.size)
