@@ -9,8 +9,9 @@ sits on one side of every cut taken above it, and a refused cut of an ancestor m
 rows) are treated alike by everything outside the region. So a world factors in two stages:
 
 1. the *coarse table* — the SA counts of each cell outside the regions and of each block —
-   drawn with its number of worlds, and kept iff it keeps the unit's decisions (the exact
-   enumeration of :mod:`.exact`, every kept table stored);
+   drawn with its number of worlds, and kept iff it keeps the unit's decisions: every kept
+   table listed (the exact enumeration of :mod:`.exact`), or, when they are too many, drawn
+   cell by cell under the decisions (:mod:`.sequential`, importance weights);
 2. given the coarse table, the arrangement of each block's values over its rows — uniform and
    independent across blocks — and region ``j`` passes with probability ``P_j(n_j)``, a
    function of its blocks' counts ``n_j`` alone.
@@ -19,9 +20,9 @@ The weight of a coarse table is its number of worlds times ``Π_j P_j(n_j)``, an
 rows get, per coarse table, their posterior given that the region passes with those counts.
 Each distinct ``(j, n_j)`` is solved once: exactly (every arrangement, re-run) when it has at
 most :data:`INNER_EXACT` arrangements, else from :data:`INNER_DRAWS` uniform arrangements.
-With every ``(j, n_j)`` exact the unit's posterior is exact. Otherwise it is an estimate
-whose standard error is the spread of :data:`BOOTSTRAP` Poisson-bootstrap replicates of the
-draws, plus a bound for the counts no draw passed: ``P_j(n_j)`` is then taken up to
+With the coarse tables listed and every ``(j, n_j)`` exact the unit's posterior is exact.
+Otherwise it is an estimate whose standard error is the spread of :data:`BOOTSTRAP`
+Poisson-bootstrap replicates of the draws (coarse and arrangements), plus a bound for the counts no draw passed: ``P_j(n_j)`` is then taken up to
 ``3 / draws`` (the "rule of three", a 95 % upper confidence bound) with every target at 1
 in those worlds, and a third of the posterior's rise under that bound is added to the
 standard error (the certificate reads posterior + 3 standard errors) — never understated by
