@@ -14,7 +14,10 @@ from the hypergeometric itself (``Z = 1``), and so is one with more than
 :data:`CANDIDATES` count vectors, then kept or dropped (a dropped world weighs 0). So the
 weight of a drawn table is its probability under the uniform law, times its indicator of
 keeping every decision, over its probability under the proposal — the self-normalised
-estimate is the posterior, with the standard error of :mod:`.solve`'s sampled units.
+estimate is the posterior, with the standard error of :mod:`.solve`'s sampled units. A
+leaf's last cell has no freedom (it takes what is left), so it is filled right after its
+last but one and drawn with it: each candidate of the last but one is checked with both
+cells' decisions.
 """
 
 from __future__ import annotations
@@ -268,9 +271,9 @@ MIN_EFFECTIVE = 30
 TARGET_EFFECTIVE = 300
 #: at most this many times ``worlds`` draws, and at most :data:`MAX_CELL_DRAWS` cells drawn
 GROW = 100
+MAX_CELL_DRAWS = 5e7
 #: rounds of ``worlds`` draws after which a sampler that kept nothing stops
 PILOT_ROUNDS = 3
-MAX_CELL_DRAWS = 5e7
 
 
 def draw_budget(unit: Unit, worlds: int) -> int:
