@@ -42,7 +42,8 @@ small = adult_table(2000)  # numba caches
 a = make_algorithm("gg", model=make_model("simple-l=6,set=tech-support"), tail="drop")
 replay_attack(small, a.partition(small).group, a, worlds=100, force_sample=True)
 for sv in ("tech-support", "craft-repair"):
-    algo = make_algorithm("gg", model=make_model(f"simple-l=6,set={{sv}}"), tail="drop")
+    # seeded: GG draws the order of people with equal QIs, so both sides replay one release
+    algo = make_algorithm("gg", model=make_model(f"simple-l=6,set={{sv}}"), tail="drop", seed=1)
     part = algo.partition(table)
     for mode, kw in (("exact", {{}}), ("sampled", {{"force_sample": True}})):
         best = cpu = float("inf")

@@ -710,3 +710,82 @@ def test_anatomization_with_people_of_equal_qis_is_unresolved_in_memory_and_from
     for cert in (mem, back):
         (f,) = [f for f in cert.findings if f.adversary == "replay"]
         assert f.ran and f.n_unresolved and cert.verdict == "fail"
+
+
+def _published_file(t, group: np.ndarray, sa: np.ndarray):
+    """What a bucketized file shows of a grouping: per group, its members' QI values and its
+    SA multiset (who is who inside a group, and the groups' numbers, it does not show)."""
+    from collections import Counter
+
+    qi = np.stack([np.asarray(t.columns[c].codes, dtype=np.int64) for c in t.qi_names], axis=1)
+    return Counter((tuple(sorted(map(tuple, qi[group == g].tolist()))), tuple(sorted(sa[group == g].tolist())))
+                   for g in np.unique(group[group >= 0]).tolist())
+
+
+def _people_worlds(t, observed, model, name, params, base):
+    """Worlds over *people* (every arrangement of the table's SA values), each weighed by the
+    probability that the algorithm — the base re-run, then every order of Anatomy's draws —
+    writes a file equal to ``observed`` (:func:`_published_file`): the adversary who reads
+    the files and knows the algorithm, with no seating assumed."""
+    import itertools
+
+    for perm in sorted(set(itertools.permutations(np.asarray(t.sa_codes).tolist()))):
+        w = np.asarray(perm, dtype=np.int64)
+        tw = with_sa(t, w)
+        try:
+            bg = make_algorithm(base, model=model).partition(tw).group
+        except Exception:  # noqa: BLE001 - no base partition: no release
+            continue
+        hit = tot = 0
+        for key in within_cell_orders(bg * 1000 + w):
+            with _rng_is(lambda key=key: KeyRng(key)):
+                try:
+                    g = make_algorithm(name, model=model, seed=0, **params).partition(tw).group
+                except Exception:  # noqa: BLE001
+                    g = None
+            tot += 1
+            hit += g is not None and _published_file(t, g, w) == observed
+        yield w, Fraction(hit, tot)
+
+
+@pytest.mark.parametrize("age, model", [("age", "l=2"), ("age:numeric", "l=2"), ("age", "simple-l=2,set=s")])
+@pytest.mark.parametrize("seed", [1, 9, 13, 20, 30])  # a leak past the baseline, seats apart, or both
+def test_anatomization_over_strict_mondrian_with_equal_qis_is_the_brute_force_of_the_files(age, model, seed,
+                                                                                         tmp_path):
+    """Over a strict Mondrian base the replay reads the base's groups off the file and weighs
+    a world by its refused cuts only (:mod:`openbook.attacks.replay.anatomized`), on any
+    number of worlds (``rerun_limit=1``: nothing is re-run). People with equal QIs are
+    interchangeable. The brute force owns no seating: every arrangement of the values over
+    the *people*, the base re-run and every order of Anatomy's draws, kept when the files
+    written would be equal to the ones observed. Equal, in memory and read back from the
+    files, and so is the certificate's worst figure."""
+    from openbook.release import load_release
+
+    rng = np.random.default_rng(seed)
+    n = 8
+    df = pd.DataFrame({"age": rng.choice([30, 40, 50, 60], n), "sex": rng.choice(["F", "M"], n),
+                       "disease": rng.choice(["flu", "hiv", "cold"], n, p=[0.4, 0.3, 0.3])})
+    t = encode(df, Schema.build(qi=[age, "sex"], sa="disease", sensitive_sets={"s": ["hiv"]}))
+    model = make_model(model)
+    params = {"base": "mondrian"}
+    release = make_algorithm("anatomize", model=model, seed=seed, **params).anonymize(t)
+    qi = np.stack([np.asarray(t.columns[c].codes) for c in t.qi_names], axis=1)
+    assert np.unique(qi, axis=0).shape[0] < n  # people with equal QIs
+    sa = np.asarray(t.sa_codes, dtype=np.int64)
+    observed = _published_file(t, release.partition.group, sa)
+    brute = _float(posterior(_people_worlds(t, observed, model, "anatomize", params, "mondrian"), n,
+                             t.sa_domain.n_values))
+    adv = make_adversary("replay", rerun_limit=1)
+    release.save(tmp_path / "r.csv")
+    back = load_release(tmp_path / "r.csv")
+    for rel in (release, back):
+        res = adv.run(rel, original=t)
+        assert not res.unresolved.any()
+        if res.targets == ["set:s"]:  # the set's one value
+            got, want = res.posterior, brute[:, [list(map(str, t.sa_domain.values)).index("hiv")]]
+        else:
+            got, want = _columns(res, t), brute
+        np.testing.assert_allclose(got, want, atol=1e-9)
+        cert = certify(rel, original=t, max_risk=1.0, max_reid_risk=1.0, params={"replay": {"rerun_limit": 1}})
+        (f,) = [f for f in cert.findings if f.adversary == "replay"]
+        assert f.ran and not f.n_unresolved and f.max_posterior == pytest.approx(want.max())

@@ -15,7 +15,7 @@ How each algorithm's random choices are enumerated (``coins``):
 * ``rgg`` — the ties, and RGG's one decision, "add the next bucket", a Bernoulli(p) coin per
   decision (:func:`possible_worlds.coin_sequences`);
 * ``keys`` — a uniform random key per row, read only through the order within each SA value
-  (Anatomy, Base(Ana), anatomization of no base or of GG/SG — the base re-run as it is —,
+  (Anatomy, Base(Ana), anatomization of no base or of GG/SG/strict Mondrian — the base re-run as it is —,
   Generalized Anatomy's strata):
   :func:`possible_worlds.within_cell_orders`, each order equally likely;
 * ``script`` — Set Anatomy's permutations, enumerated call by call
@@ -85,6 +85,8 @@ class Algo:
         if self.name == "full-domain-search":
             return {"max_suppression": pick((0.0, 0.0, 0.2))}
         if self.name == "anatomize":
+            if rng.integers(2):  # over strict Mondrian: replayed by its refused cuts, any number of worlds
+                return {"base": "mondrian", "categorical": pick(("ordered", "hierarchy"))}
             return {"base": "none"}
         if self.name == "generalized-anatomy":
             return {"k": pick((None, 2, 3))}

@@ -301,6 +301,13 @@ class Anatomized(Anonymizer):
     def params(self) -> dict[str, Any]:
         return {"base": self.base, "l": self.l, **self.base_params}
 
+    @property
+    def interchangeable_ties(self) -> bool:
+        """Over a strict Mondrian base, yes: its cuts never part people with equal QIs and
+        Anatomy seats a base group's rows by uniform random keys
+        (:mod:`openbook.attacks.replay.anatomized`)."""
+        return self.base == "mondrian" and bool(self.base_params.get("strict", True))
+
     def partition(self, table: EncodedTable) -> Partition:
         self._validate(table)
         l = _check_l(self.name, self.l, self.model, table)

@@ -85,6 +85,14 @@ class Anonymizer(ABC):
         """Are people with equal QIs ordered by a secret random draw (trait ``ties``)?"""
         return self.ties == "random"
 
+    @property
+    def interchangeable_ties(self) -> bool:
+        """Are people with equal QIs interchangeable to an adversary who knows the algorithm
+        — the files tell them apart by nothing and the run treats them alike through its
+        secret draws, so each one's posterior is the mean over their set's seats? By
+        default when their order is a secret draw (:attr:`ties_at_random`)."""
+        return self.ties_at_random
+
     def params(self) -> dict[str, Any]:
         """Parameters as given (JSON-serialisable), for the release's provenance."""
         return {}

@@ -120,9 +120,10 @@ class ReplayAdversary(Adversary):
             # a suppression budget makes the trait unknown (decided on what the files say too,
             # the budget, not whether it was used: issue 26); a release that withheld people
             # without one is not this algorithm's
-            from .replay.attack import RERUN_SHORTCUTS
+            from .replay.attack import RERUN_SHORTCUTS, SHORTCUT_REASONS
 
-            budget = float((provenance(release).get("params") or {}).get("max_suppression") or 0.0) > 0
+            params = dict(provenance(release).get("params") or {})
+            budget = float(params.get("max_suppression") or 0.0) > 0
             if alg in RERUN_SHORTCUTS and budget:
                 return Applies(True, f"{alg} with a suppression budget, replayed by its decisions: exact when every "
                                      "node it could have preferred over the published one fails in every world (the "
@@ -132,15 +133,14 @@ class ReplayAdversary(Adversary):
                 return Applies(False, f"re-running {alg} needs every person's published class")
             lw = log_worlds(release)
             limit = min(float(self.rerun_limit), float(self.exact_limit))
-
-            if lw > np.log(limit) + 1e-9 and alg not in RERUN_SHORTCUTS:
+            over = lw > np.log(limit) + 1e-9
+            short = SHORTCUT_REASONS[alg](params, over) if alg in SHORTCUT_REASONS else None
+            if short is not None:
+                return Applies(True, f"{alg}: each of the e^{lw:.1f} possible worlds"
+                                     f"{f' (above rerun_limit={limit:g} to re-run)' if over else ''} {short}")
+            if over:
                 return Applies(True, f"{alg}: more possible worlds (e^{lw:.1f}) than rerun_limit={limit:g} to re-run "
                                      "it on: its people are left unresolved (they count as failing)")
-            if lw > np.log(limit) + 1e-9:
-                return Applies(True, f"{alg}: each of the e^{lw:.1f} possible worlds (above rerun_limit={limit:g} "
-                                     "to re-run) weighed by the search's own decisions — which of the nodes it "
-                                     "could have preferred over the published one satisfy there (exact when no "
-                                     "world is excluded or few remain, sampled beyond)")
             return Applies(True, f"{alg} re-run on each of the e^{lw:.1f} possible worlds (exact)")
         why = {"decoupled": "its QI classes depend on the QIs alone and its SA groups on the SA alone: the exact "
                             "posterior is each QI class's average of its rows' group frequencies",

@@ -55,11 +55,13 @@ def truth_in_targets(release: Any, original: Any, targets: Sequence[str]) -> np.
 
 
 def ties_at_random(release: Any) -> bool:
-    """Did the release's algorithm order people with equal QIs by a secret random draw (the
-    algorithm's ``ties`` trait; ``ordering.tie_keys``)? Then the files tell such people apart
-    by nothing and their order is independent of their values: each one's exact posterior is
-    the mean of the posteriors of their set's seats (:func:`.replay.attack.tie_average`). Not
-    after a skew step, which chose whom to withhold by their values."""
+    """Did the release's algorithm treat people with equal QIs alike through a secret random
+    draw (the algorithm's ``interchangeable_ties`` trait: a random order of ties,
+    ``ordering.tie_keys``; Anatomy's keys over a strict Mondrian base)? Then the files tell
+    such people apart by nothing and their seats are independent of their values: each one's
+    exact posterior is the mean of the posteriors of their set's seats
+    (:func:`.replay.attack.tie_average`). Not after a skew step, which chose whom to withhold
+    by their values."""
     from ..errors import OpenbookError
     from .replay.attack import algorithm_from_provenance
 
@@ -67,7 +69,7 @@ def ties_at_random(release: Any) -> bool:
     if not prov or release.meta.get("skew"):
         return False
     try:
-        return bool(algorithm_from_provenance(prov, release.meta.get("model")).ties_at_random)
+        return bool(algorithm_from_provenance(prov, release.meta.get("model")).interchangeable_ties)
     except OpenbookError:
         return False
 

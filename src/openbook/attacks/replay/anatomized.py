@@ -19,9 +19,22 @@ matched with the published ones in any order), and ``1`` when Anatomy keeps ``b`
 ``b`` is one published group. The world's weight is the product over ``β(W)``'s groups, ``0``
 when a published group straddles two base groups.
 
-The worlds are enumerated exactly within the replay's ``rerun_limit`` (the base algorithm is
-re-run on each); past it — or when people with equal QIs make the seating unknowable — the unit
-is unresolved. ``tests/contract/test_adversary_brute_force.py``
+Over a **strict Mondrian** base the replay needs no re-run (:func:`anatomized_mondrian_units`).
+The base's groups are unions of the published groups, and each of its decisions compares a
+cut's two sides: a cut that parts no published group has sides whose SA counts every world
+shares (sums of published multisets), so it comes out as it did; a cut that parts one must
+have been refused (else the group would straddle two base groups). So every world of positive
+weight gives the base the same groups ``β`` — the adversary reads them off the file — and
+Anatomy's factor, a function of ``β``'s counts, is the same for all of them: a world's weight is
+``[every cut that parts a published group is refused in it]``, the decisions of
+:mod:`.mondrian`'s walk with the published groups as its classes, on any number of worlds.
+Strict cuts never part people with equal QIs, and Anatomy seats each base group's rows by
+uniform random keys, so people with equal QIs are interchangeable: each one's posterior is the
+mean over their set's seats (trait ``interchangeable_ties``; :func:`.attack.tie_average`).
+
+Over other bases the worlds are enumerated exactly within the replay's ``rerun_limit`` (the
+base algorithm is re-run on each); past it — or when people with equal QIs make the seating
+unknowable — the unit is unresolved. ``tests/contract/test_adversary_brute_force.py``
 checks the posteriors against a brute force that re-runs the whole algorithm on every world
 over every order of Anatomy's draws.
 """
@@ -38,6 +51,7 @@ from ...algorithms.anatomy import anatomy_value_sets
 from ...data.table import EncodedTable
 from ...errors import OpenbookError
 from .generic import with_sa
+from .splits import SplitWalk, assemble_units
 
 
 def anatomy_log_probability(sa: np.ndarray, base_group: np.ndarray, group: np.ndarray, l: int,
@@ -127,3 +141,74 @@ def anatomized_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts:
             out[w] = np.exp(lw - ref) if np.isfinite(lw) else 0.0
         return out
     return [Unit(rows, np.arange(n, dtype=np.int64), leaf.astype(np.int64), gcounts, lik, "anatomized")], ""
+
+
+class _UnionWalk(SplitWalk):
+    """The Mondrian walk whose leaves are unions of the published groups: a cut that parts a
+    group is refused (module docstring); any other cut decides as on the seated table, whose
+    sides' counts are every world's."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args, follow_classes=True)
+        self._suspect = np.zeros(0, dtype=np.int64)
+
+    def _as_published(self, cuts: Any, truth: np.ndarray) -> np.ndarray:
+        pos, cut = cuts.segments()
+        self._suspect = np.zeros(0, dtype=np.int64)
+        if pos.size == 0:
+            return truth
+        key = cut.astype(np.int64) * self.n_cls + self.group[cuts.rows[pos]]
+        left = cuts.left_mask()
+        parted = np.intersect1d(key[left], key[~left]) // self.n_cls
+        # a parted cut the seated table takes: that arrangement is no world of the release —
+        # perhaps none is (a file no run publishes): always a constraint, never a constant
+        self._suspect = parted[truth[parted]]
+        out = truth.copy()
+        out[parted] = False
+        return out
+
+    def _constant(self, dep: np.ndarray, *args: Any) -> np.ndarray:
+        out = super()._constant(dep, *args)
+        # a walk without regions reads every cut: ``dep`` indexes the cuts _as_published saw
+        out[np.isin(dep, self._suspect)] = False
+        return out
+
+
+def anatomized_reason(params: dict[str, Any], over: bool) -> str | None:
+    """How the certificate says a run with ``params`` is replayed without a re-run (module
+    docstring), or ``None`` (its worlds are re-run within ``rerun_limit``)."""
+    if params.get("base") != "mondrian" or not params.get("strict", True):
+        return None
+    return ("weighed by its strict Mondrian base's decisions — the base's groups read off the file, every cut "
+            "that parts a published group refused; people with equal QIs share their seats' mean (no re-run)")
+
+
+def anatomized_mondrian_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray,
+                              levels: Any = None) -> tuple[list | None, str]:
+    """The units of anatomization over a strict Mondrian base (module docstring), on any
+    number of worlds; ``(None, why)`` over another base."""
+    from ...algorithms.anatomy import anatomy_l
+    from ...algorithms.mondrian_planner import MondrianSpace, mondrian_plan
+    from ...algorithms.registry import make_algorithm
+    from ...models.promise import size_floor
+
+    if getattr(algo, "base", None) != "mondrian":
+        return None, "only a strict Mondrian base is replayed without re-running it"
+    base = make_algorithm(algo.base, model=algo.model, seed=algo.seed, **algo.base_params)
+    if not base.strict:
+        return None, "a relaxed Mondrian base parts people with equal QIs by row order"
+    if np.any(group < 0):
+        return None, "the release withheld rows (their values, and so the base's groups, are unknown)"
+    n_sa = gcounts.shape[1]
+    walk = _UnionWalk(base.model, table, group, gcounts, False)
+    space = MondrianSpace(table, base.categorical)
+    sa = np.asarray(table.sa_codes, dtype=np.int64)
+    tree = mondrian_plan(space, space.matrix(table), sa.astype(np.int32), n_sa, walk, strict=True,
+                         floor=size_floor(base.model))
+    l = anatomy_l(algo.name, algo.l, algo.model, table)
+    if not np.isfinite(anatomy_log_probability(sa, tree.group, group, l, n_sa)):
+        return None, "Anatomy inside the base's groups does not publish these groups"
+
+    def never(rows: np.ndarray) -> Any:  # a bucketized walk has no region
+        raise AssertionError("no region in a walk whose classes are told apart")
+    return assemble_units(walk, group, gcounts, "anatomized", never), ""
