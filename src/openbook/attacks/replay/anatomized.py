@@ -148,8 +148,8 @@ class _UnionWalk(SplitWalk):
     group is refused (module docstring); any other cut decides as on the seated table, whose
     sides' counts are every world's."""
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args, follow_classes=True)
+    def __init__(self, model: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray) -> None:
+        super().__init__(model, table, group, gcounts, False, follow_classes=True)
         self._suspect = np.zeros(0, dtype=np.int64)
 
     def _as_published(self, cuts: Any, truth: np.ndarray) -> np.ndarray:
@@ -194,13 +194,13 @@ def anatomized_mondrian_units(algo: Any, table: EncodedTable, group: np.ndarray,
 
     if getattr(algo, "base", None) != "mondrian":
         return None, "only a strict Mondrian base is replayed without re-running it"
-    base = make_algorithm(algo.base, model=algo.model, seed=algo.seed, **algo.base_params)
+    base: Any = make_algorithm(algo.base, model=algo.model, seed=algo.seed, **algo.base_params)
     if not base.strict:
         return None, "a relaxed Mondrian base parts people with equal QIs by row order"
     if np.any(group < 0):
         return None, "the release withheld rows (their values, and so the base's groups, are unknown)"
     n_sa = gcounts.shape[1]
-    walk = _UnionWalk(base.model, table, group, gcounts, False)
+    walk = _UnionWalk(base.model, table, group, gcounts)
     space = MondrianSpace(table, base.categorical)
     sa = np.asarray(table.sa_codes, dtype=np.int64)
     tree = mondrian_plan(space, space.matrix(table), sa.astype(np.int32), n_sa, walk, strict=True,
