@@ -214,3 +214,66 @@ def test_distinct_rows_partition_the_rows_as_numpy_unique_even_when_hashes_colli
                 want = np.unique(x, axis=0)
                 assert u.shape == want.shape and np.array_equal(u[inv], x)
                 assert len({r.tobytes() for r in u}) == u.shape[0]
+
+
+def _block_unit(rng):
+    """One class of 3–7 cells whose random decisions (random offsets, a random model) stay
+    inside 2–3 random groups of cells, some cells in none."""
+    from test_replay_engine import MODELS, _domain
+
+    from openbook.attacks.replay.engine import Decisions, Unit
+    from openbook.models import make_model
+
+    n_sa = int(rng.integers(2, 5))
+    C = int(rng.integers(3, 8))
+    sizes = rng.integers(1, 4, size=C)
+    K = np.bincount(rng.integers(0, n_sa, size=int(sizes.sum())), minlength=n_sa)[None, :]
+    grp = rng.integers(0, int(rng.integers(2, 4)) + 1, size=C)  # the last group: cells no decision reads
+    left, right = [], []
+    for _ in range(int(rng.integers(2, 7))):
+        g = int(rng.integers(0, grp.max(initial=0) + 1))
+        cells = np.flatnonzero(grp == g)
+        side = rng.integers(0, 3, size=cells.size)
+        left.append(cells[side == 0])
+        right.append(cells[side == 1])
+    k = len(left)
+    dec = Decisions(make_model(MODELS[int(rng.integers(len(MODELS)))]), _domain(n_sa), left, right,
+                    rng.integers(0, 2, size=k).astype(bool), rng.integers(0, 3, size=(k, n_sa)),
+                    rng.integers(0, 3, size=(k, n_sa)))
+    cell = np.repeat(np.arange(C), sizes)
+    return Unit(np.arange(cell.size), cell, np.zeros(C, dtype=np.int64), K, None, "test", decisions=dec)
+
+
+def test_blocks_of_one_class_enumerated_apart_equal_every_table():
+    """``replay/components.py``: a class whose decisions fall apart into blocks, each block
+    enumerated alone with the rest of the class in one cell, joined by passes over the count
+    vectors — equal to weighing every table of the unit (posterior and the share of worlds
+    kept), and inconsistent exactly when no table keeps the decisions."""
+    from test_replay_engine import _every_table
+
+    from openbook.attacks.replay.components import solve_components
+
+    rng = np.random.default_rng(11)
+    done = none = split = 0
+    while done < 300:
+        unit = _block_unit(rng)
+        n_sa = unit.leaf_counts.shape[1]
+        rep, K, _ = classes(unit, np.eye(n_sa, dtype=bool))
+        size = unit.cell_size.astype(float)
+        r = solve_components(unit, K, rep, n_sa, size, 1e7)
+        if r is None:  # one block and no free cell: nothing to take apart
+            continue
+        done += 1
+        split += int(r[1] > 0)
+        tabs, logw, keep = _every_table(unit, K, rep, n_sa)
+        post, _, share, consistent = r
+        assert consistent == bool(keep.any())
+        if not keep.any():
+            none += 1
+            continue
+        w = np.exp(logw[keep] - logw[keep].max())
+        want = np.einsum("n,ncv->cv", w, tabs[keep].astype(float)) / w.sum() / size[:, None]
+        np.testing.assert_allclose(post, want, rtol=0, atol=1e-9)
+        all_w = np.exp(logw - logw.max())
+        assert share == pytest.approx(all_w[keep].sum() / all_w.sum(), rel=1e-9)
+    assert none >= 10 and split == done

@@ -9,7 +9,8 @@ conditional distribution and the joining factors weight the joint draws (importa
 sampling); otherwise worlds are drawn uniformly and weighted by the likelihood. The
 posterior is self-normalised and its standard error is ``sqrt(Σ w²(x-x̂)²)/Σ w``. A unit of
 decisions only that no drawn world reproduces (its consistent arrangements are rare: a leaf
-none of whose cuts may be taken) is enumerated exactly after all, within
+none of whose cuts may be taken) is enumerated exactly after all — one class whose decisions
+fall apart into blocks of cells block by block (:mod:`.components`), else whole — within
 :data:`FALLBACK_WORK` visited tables (one class) or :data:`FALLBACK_WORK_CLASSES` (several),
 and past that drawn cell by cell under its decisions (:mod:`.sequential`); a unit with regions
 no joint draw passes is solved region by region through its blocks (:mod:`.blocks`). A unit
@@ -176,8 +177,13 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, 
             # 2-5 classes past 2.5·10^7 tables: 13 s each spent for nothing at the larger).
             # The budget is per unit, never per replay, so the local and Spark engines (which
             # meet the units in different orders) give every unit the same answer.
-            ex = _exact_decisions(unit, K, rep, n_sa, size,
-                                  FALLBACK_WORK if K.shape[0] == 1 else FALLBACK_WORK_CLASSES)
+            from .components import solve_components
+
+            # one class whose decisions fall apart into blocks: each block enumerated alone
+            ex = solve_components(unit, K, rep, n_sa, size, FALLBACK_WORK)
+            if ex is None:
+                ex = _exact_decisions(unit, K, rep, n_sa, size,
+                                      FALLBACK_WORK if K.shape[0] == 1 else FALLBACK_WORK_CLASSES)
             if ex is not None:
                 post_cls, n_worlds, share, consistent = ex
                 post = to_targets(post_cls, tm, unit.cell_leaf)
