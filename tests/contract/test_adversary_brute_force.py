@@ -134,24 +134,33 @@ def _anatomy_worlds(t, part, model, base: str | None, name: str, params=None):
     uniform random key per row matters only through the order within each (base group, SA
     value) cell, so every such order is enumerated, each equally likely."""
     for w in worlds_within(t.sa_codes, part):
-        tw = with_sa(t, w)
-        if base is None:
-            bg = np.zeros(t.n_rows, dtype=np.int64)
-        else:
+        q = _anatomy_outcomes(t, w, model, base, name, params or {}, lambda g: same_grouping(g, part))
+        if q is not None:
+            yield w, q
+
+
+def _anatomy_outcomes(t, w, model, base: str | None, name: str, params, accept):
+    """The probability, over every order of Anatomy's draws (each equally likely), that
+    ``name`` run on the table with SA codes ``w`` yields a grouping ``accept`` takes;
+    ``None`` when the base refuses the world (no release)."""
+    tw = with_sa(t, w)
+    if base is None:
+        bg = np.zeros(t.n_rows, dtype=np.int64)
+    else:
+        try:
+            bg = make_algorithm(base, model=model).partition(tw).group
+        except Exception:  # noqa: BLE001 - no base partition: no release
+            return None
+    hit = tot = 0
+    for key in within_cell_orders(bg * 1000 + w):
+        with _rng_is(lambda key=key: KeyRng(key)):
             try:
-                bg = make_algorithm(base, model=model).partition(tw).group
-            except Exception:  # noqa: BLE001 - no base partition: no release
-                continue
-        hit = tot = 0
-        for key in within_cell_orders(bg * 1000 + w):
-            with _rng_is(lambda key=key: KeyRng(key)):
-                try:
-                    g = make_algorithm(name, model=model, seed=0, **(params or {})).partition(tw).group
-                except Exception:  # noqa: BLE001
-                    g = None
-            tot += 1
-            hit += g is not None and same_grouping(g, part)
-        yield w, Fraction(hit, tot)
+                g = make_algorithm(name, model=model, seed=0, **params).partition(tw).group
+            except Exception:  # noqa: BLE001
+                g = None
+        tot += 1
+        hit += g is not None and accept(g)
+    return Fraction(hit, tot)
 
 
 @pytest.mark.parametrize("name, params", [("anatomy", {}), ("base-ana", {}), ("anatomize", {"base": "none"})])
@@ -731,21 +740,9 @@ def _people_worlds(t, observed, model, name, params, base):
 
     for perm in sorted(set(itertools.permutations(np.asarray(t.sa_codes).tolist()))):
         w = np.asarray(perm, dtype=np.int64)
-        tw = with_sa(t, w)
-        try:
-            bg = make_algorithm(base, model=model).partition(tw).group
-        except Exception:  # noqa: BLE001 - no base partition: no release
-            continue
-        hit = tot = 0
-        for key in within_cell_orders(bg * 1000 + w):
-            with _rng_is(lambda key=key: KeyRng(key)):
-                try:
-                    g = make_algorithm(name, model=model, seed=0, **params).partition(tw).group
-                except Exception:  # noqa: BLE001
-                    g = None
-            tot += 1
-            hit += g is not None and _published_file(t, g, w) == observed
-        yield w, Fraction(hit, tot)
+        q = _anatomy_outcomes(t, w, model, base, name, params, lambda g, w=w: _published_file(t, g, w) == observed)
+        if q is not None:
+            yield w, q
 
 
 @pytest.mark.parametrize("age, model", [("age", "l=2"), ("age:numeric", "l=2"), ("age", "simple-l=2,set=s")])
