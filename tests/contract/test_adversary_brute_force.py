@@ -786,3 +786,24 @@ def test_anatomization_over_strict_mondrian_with_equal_qis_is_the_brute_force_of
         cert = certify(rel, original=t, max_risk=1.0, max_reid_risk=1.0, params={"replay": {"rerun_limit": 1}})
         (f,) = [f for f in cert.findings if f.adversary == "replay"]
         assert f.ran and not f.n_unresolved and f.max_posterior == pytest.approx(want.max())
+
+
+def test_anatomization_over_mondrian_written_generalized_is_not_replayed_as_bucketized():
+    """Written as a generalized release, anatomization's groups are merged by their labels:
+    the file's classes need not lie inside one base group, so the replay by refused cuts
+    (which reads the published groups as unions of base groups' parts) does not apply — the
+    certificate does not claim it, and past ``rerun_limit`` its people are unresolved."""
+    rng = np.random.default_rng(2)
+    n = 30
+    df = pd.DataFrame({"age": rng.choice([30, 40, 50, 60], n), "sex": rng.choice(["F", "M"], n),
+                       "disease": np.resize(["flu", "hiv", "cold"], n)})
+    t = encode(df, Schema.build(qi=["age:numeric", "sex"], sa="disease"))
+    algo = make_algorithm("anatomize", model=make_model("l=2"), base="mondrian", seed=1)
+    adv = make_adversary("replay")
+    bucketized = algo.anonymize(t)
+    assert "strict Mondrian base" in adv.applies_to(bucketized).reason
+    assert not adv.run(bucketized, original=t).unresolved.any()
+    generalized = algo.anonymize(t, kind="generalized")
+    assert generalized.kind == "generalized"
+    assert "strict Mondrian base" not in adv.applies_to(generalized).reason
+    assert adv.run(generalized, original=t).unresolved.all()

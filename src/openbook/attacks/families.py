@@ -134,7 +134,8 @@ class ReplayAdversary(Adversary):
             lw = log_worlds(release)
             limit = min(float(self.rerun_limit), float(self.exact_limit))
             over = lw > np.log(limit) + 1e-9
-            short = SHORTCUT_REASONS[alg](params, over) if alg in SHORTCUT_REASONS else None
+            own_kind = release.kind == getattr(algorithm_traits(release), "release_kind", None)
+            short = SHORTCUT_REASONS[alg](params, over) if alg in SHORTCUT_REASONS and own_kind else None
             if short is not None:
                 return Applies(True, f"{alg}: each of the e^{lw:.1f} possible worlds"
                                      f"{f' (above rerun_limit={limit:g} to re-run)' if over else ''} {short}")

@@ -82,7 +82,9 @@ def replay_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.
                "a re-run compares groupings, not whether the chosen node is minimal (published, and with a "
                "suppression budget a function of the SA)" if budget else
                "re-running the algorithm on every world is over rerun_limit")
-        if algo.name in RERUN_SHORTCUTS:
+        # a shortcut models the algorithm's own release kind (a bucketized one written as
+        # generalized merges its groups by their labels)
+        if algo.name in RERUN_SHORTCUTS and generalized == (algo.release_kind == "generalized"):
             units, reason = RERUN_SHORTCUTS[algo.name](algo, table, group, gcounts, levels)
             if units is not None:  # weighed by the algorithm's own decisions, on any number of worlds
                 return units
