@@ -308,6 +308,21 @@ def test_chain_transitions_are_every_pair_within_the_counts():
         assert np.array_equal(i0, want[0]) and np.array_equal(di, want[1])
 
 
+def test_chain_layer_keys_are_numpy_unique():
+    """A chain layer's states by their mixed-radix keys: marked in a dense array when it is
+    small, ``np.unique`` otherwise — the same keys and inverse either way (so the same
+    posteriors, summed in the same order)."""
+    from openbook.attacks.replay.chain import _unique_keys
+
+    rng = np.random.default_rng(4)
+    for n_keys in (1, 7, 1000, 1 << 16, 1 << 20, 1 << 40):
+        for size in (0, 1, 50, 5000):
+            keys = rng.integers(0, n_keys, size=size).astype(np.int64)
+            got, inv = _unique_keys(keys, n_keys)
+            want, winv = np.unique(keys, return_inverse=True)
+            assert np.array_equal(got, want) and np.array_equal(inv, winv.ravel())
+
+
 def test_a_unit_no_draw_resolves_is_enumerated_within_the_fallback_budget(monkeypatch):
     """When the sampler keeps no draw (its pilot found no world keeping the decisions — rare
     among the worlds, not absent), a unit of decisions only is enumerated exactly within

@@ -57,6 +57,19 @@ def _prefix_states(total: int, prefix: int, K: np.ndarray, limit: int) -> np.nda
     return None if t is None else t[:, 0, :].astype(np.int64)
 
 
+def _unique_keys(keys: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_inverse=True)`` for keys in ``0 .. n_keys - 1`` — by marking
+    a dense array when it is not much larger than ``keys`` (no sort; the same answer)."""
+    if n_keys > max(1 << 16, 4 * keys.size):
+        return np.unique(keys, return_inverse=True)
+    seen = np.zeros(n_keys, dtype=bool)
+    seen[keys] = True
+    uniq = np.flatnonzero(seen)
+    pos = np.zeros(n_keys, dtype=np.int64)
+    pos[uniq] = np.arange(uniq.size)
+    return uniq, pos[keys]
+
+
 def _first(inv: np.ndarray, n: int) -> np.ndarray:
     """Index of the first occurrence of each of ``n`` codes in ``inv``."""
     out = np.full(n, inv.size, dtype=np.int64)
@@ -105,6 +118,7 @@ def chain_dp(unit: Unit, K: np.ndarray, sizes: np.ndarray, rep: np.ndarray, n_sa
     if math.prod(int(k) + 1 for k in K.tolist()) >= 2**62:
         return None
     radix = np.concatenate([[1], np.cumprod(K[:-1] + 1)]).astype(np.int64)
+    n_keys = math.prod(int(k) + 1 for k in K.tolist())
     # layer j+1 = every count vector reachable from layer j by one bucket (all of them:
     # each vector with the prefix's sum below K splits into an earlier prefix and a bucket)
     layers = [np.zeros((1, K.size), dtype=np.int64)]
@@ -124,13 +138,13 @@ def chain_dp(unit: Unit, K: np.ndarray, sizes: np.ndarray, rep: np.ndarray, n_sa
             row_of[D.argmax(axis=1)] = np.arange(D.shape[0])  # D's rows: the unit vectors
             i0, v = np.nonzero(S0 < K)
             di = row_of[v]
-            keys, i1 = np.unique((S0 @ radix)[i0] + radix[v], return_inverse=True)
+            keys, i1 = _unique_keys((S0 @ radix)[i0] + radix[v], n_keys)
             first = _first(i1, keys.size)
             S1 = S0[i0[first]].copy()
             S1[np.arange(first.size), v[first]] += 1
         else:  # the keys are linear in the counts: a sum's key is the sum of the keys
             i0, di = feasible_pairs(S0, D, K)
-            keys, i1 = np.unique((S0 @ radix)[i0] + (D @ radix)[di], return_inverse=True)
+            keys, i1 = _unique_keys((S0 @ radix)[i0] + (D @ radix)[di], n_keys)
             first = _first(i1, keys.size)
             S1 = S0[i0[first]] + D[di[first]]  # sorted by key, as the states of a layer
         if S1.shape[0] > limit:
