@@ -37,7 +37,7 @@ from .engine import Unit
 MAX_STATES = 2_000_000
 #: most kept tables of one block
 STORE_CAP = 400_000
-#: (state, block total) pairs compared per chunk
+#: (state, block total, value) entries compared per chunk
 _PAIRS = 4_000_000
 
 
@@ -87,7 +87,7 @@ def solve_components(unit: Unit, K: np.ndarray, rep: np.ndarray, n_sa: int, size
         return None
     radix = np.concatenate([[1], np.cumprod(dims[:-1])]).astype(np.int64)
     n_states = int(np.prod(dims))
-    D = (np.arange(n_states)[:, None] // radix[None, :]) % dims[None, :]  # the digits of every state
+    D = ((np.arange(n_states)[:, None] // radix[None, :]) % dims[None, :]).astype(np.int32)  # every state's digits
     N = int(size.sum())
     sizes = size.astype(np.int64)
     dec = unit.decisions
@@ -168,7 +168,7 @@ def _logsum(x: np.ndarray) -> float:
 
 def _pairs(states: np.ndarray, uniq: np.ndarray, D: np.ndarray, Kv: np.ndarray, sign: int):
     """Chunks of ``(state i, total k, target state)`` with ``state ± total`` inside ``0..K``."""
-    step = max(1, _PAIRS // max(1, uniq.size))
+    step = max(1, _PAIRS // max(1, uniq.size * Kv.size))
     Du = D[uniq]
     for a in range(0, states.size, step):
         s = states[a:a + step]
