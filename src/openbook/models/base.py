@@ -22,6 +22,20 @@ from typing import Any, ClassVar, overload
 import numpy as np
 
 
+def first_and_last(H: np.ndarray) -> np.ndarray:
+    """Of ``H (W, B, B)`` (:meth:`PrivacyModel.holds_intervals`) keep, per start ``i``, only
+    the first ``j`` with ``H[w, i, j]`` and ``H[w, i, B-1]``: what GG's decisions read
+    (a group closes at its first satisfying bucket; the merged tail asks whether the run to
+    the end holds)."""
+    out = np.zeros_like(H)
+    if H.size == 0:
+        return out
+    w, i = np.nonzero(H.any(axis=2))
+    out[w, i, H.argmax(axis=2)[w, i]] = True
+    out[:, :, -1] |= H[:, :, -1]
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class SADomain:
     """What the privacy models know about the sensitive attribute.
@@ -137,13 +151,15 @@ class PrivacyModel(ABC):
     #: count vectors checked at once by :meth:`holds_intervals`
     INTERVAL_CHUNK = 1 << 20
 
-    def holds_intervals(self, prefix: np.ndarray, domain: SADomain) -> np.ndarray:
+    def holds_intervals(self, prefix: np.ndarray, domain: SADomain, first_only: bool = False) -> np.ndarray:
         """``H (W, B, B)``: does the run of consecutive buckets ``i..j`` satisfy the model, for
         every ``i <= j`` (False below the diagonal), from the prefix sums ``prefix (W, B+1, v)``
         of ``W`` sequences of ``B`` buckets' SA counts — what the replay asks of a GG group
         (every run of its buckets). :meth:`holds` on every run, a chunk of runs at a time (the
         runs' counts are never all held at once); a model may compute it faster, with the same
-        verdicts."""
+        verdicts. ``first_only``: only each start's first satisfying run and its run to the
+        last bucket are asked for (:func:`first_and_last` of the whole answer) — all GG (no
+        voluntary merge) reads; a model may then skip the others."""
         W, B = prefix.shape[0], prefix.shape[1] - 1
         H = np.zeros((W, B, B), dtype=np.bool_)
         i, j = np.triu_indices(B)
@@ -152,7 +168,7 @@ class PrivacyModel(ABC):
             ii, jj = i[a:a + step], j[a:a + step]
             runs = (prefix[:, jj + 1] - prefix[:, ii]).reshape(-1, prefix.shape[2])
             H[:, ii, jj] = np.asarray(self.holds(runs, domain), dtype=bool).reshape(W, ii.size)
-        return H
+        return first_and_last(H) if first_only else H
 
     def box_verdict(self, lo: np.ndarray, hi: np.ndarray, total: np.ndarray, domain: SADomain) -> np.ndarray:
         """For groups whose SA counts are only known to lie in a box — ``lo <= counts <= hi``

@@ -359,22 +359,26 @@ def _excess_loop(c, g, order, cumulative):  # pragma: no cover - compiled by _co
 prange = range
 
 
-def _interval_loop(P, g, order, cumulative, ts, N):  # pragma: no cover - compiled by _compiled
+def _interval_loop(P, g, order, cumulative, ts, N, first_only):  # pragma: no cover - compiled by _compiled
     """``H[w, i, j]`` of :meth:`TCloseness.holds_intervals`: the counts of buckets ``i..j``
     from the prefix sums ``P (W, B+1, V)``, their :func:`scaled_excess` in integers (equal,
     or ordered over ``order``) and the verdict ``S <= ts · n · N`` in the same floating
-    operations as :meth:`TCloseness.holds` (``ts`` = (t + TOL) · scale)."""
+    operations as :meth:`TCloseness.holds` (``ts`` = (t + TOL) · scale). ``first_only``: per
+    start ``i`` only the first satisfying ``j`` and ``j = B-1`` are computed (the rest stay
+    False; :func:`openbook.models.base.first_and_last`)."""
     W = P.shape[0]
     B = P.shape[1] - 1
     V = P.shape[2]
     H = np.zeros((W, B, B), np.bool_)
     for w in prange(W):
         for i in range(B):
-            for j in range(i, B):
+            j = i
+            while j < B:
                 n = 0
                 for v in range(V):
                     n += P[w, j + 1, v] - P[w, i, v]
                 if n <= 0:
+                    j += 1
                     continue
                 s = 0
                 run = 0
@@ -386,7 +390,12 @@ def _interval_loop(P, g, order, cumulative, ts, N):  # pragma: no cover - compil
                         s += run if run >= 0 else -run
                     else:
                         s += e if e >= 0 else -e
-                H[w, i, j] = float(s) <= ts * float(n) * float(N)
+                h = float(s) <= ts * float(n) * float(N)
+                H[w, i, j] = h
+                if first_only and h and j < B - 1:
+                    j = B - 1  # the first satisfying end is found: only the last one is left
+                else:
+                    j += 1
     return H
 
 
@@ -481,25 +490,27 @@ class TCloseness(PrivacyModel):
             out[big] = emd(c[big], domain, self.distance, self._layout(domain)) <= self.t + TOL
         return out & (n > 0)
 
-    def holds_intervals(self, prefix: np.ndarray, domain: SADomain) -> np.ndarray:
+    def holds_intervals(self, prefix: np.ndarray, domain: SADomain, first_only: bool = False) -> np.ndarray:
         """:meth:`PrivacyModel.holds_intervals` in one compiled pass for the equal and ordered
         distances (the verdicts :meth:`holds` gives, in the same integers and floating
-        operations), when every run's counts stay in the exact range; else the generic one."""
+        operations), when every run's counts stay in the exact range; else the generic one.
+        With ``first_only`` the pass stops at each start's first satisfying run (and then
+        computes the last one)."""
         g = np.asarray(domain.global_counts, dtype=np.int64)
         N = int(g.sum())
         m = prefix.shape[2]
         if self.distance not in ("equal", "ordered") or N <= 0 or prefix.shape[1] < 2 or (
                 self.distance == "ordered" and m <= 1):
-            return super().holds_intervals(prefix, domain)
+            return super().holds_intervals(prefix, domain, first_only)
         most = int(prefix[:, -1].sum(axis=1).max(initial=0)) if prefix.size else 0
         if not bool(exact_rows(np.array([most]), N, m, None)[0]):
-            return super().holds_intervals(prefix, domain)
+            return super().holds_intervals(prefix, domain, first_only)
         if self.distance == "equal":
             order, scale = np.arange(m, dtype=np.int64), 2.0
         else:
             order, scale = value_order(domain).astype(np.int64), float(m - 1)
         return _compiled_intervals()(np.ascontiguousarray(prefix, dtype=np.int64), g, order,
-                                     self.distance == "ordered", (self.t + TOL) * scale, N)
+                                     self.distance == "ordered", (self.t + TOL) * scale, N, bool(first_only))
 
     def validate(self, domain: SADomain) -> None:
         if self.distance == "hierarchical":

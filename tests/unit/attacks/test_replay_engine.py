@@ -402,3 +402,31 @@ def test_a_side_box_counts_each_class_at_most_as_often_as_the_unit_holds_it():
     w = np.exp(logw[keep] - logw[keep].max())
     post = np.einsum("n,ncv->cv", w, tabs[keep].astype(float)) / w.sum()
     np.testing.assert_allclose(pr.acc / pr.tot, post, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_gg_run_likelihood_reads_only_first_satisfying_runs_and_the_last(seed):
+    """GG (p = 0) closes a group at its first satisfying bucket and its merged tail asks only
+    whether the run to the end holds: ``gg_run_likelihood`` on ``first_and_last(H)`` (what
+    the early-exit ``holds_intervals(first_only=True)`` computes) equals it on the whole
+    ``H`` — for every label matrix, followed or not, merged tail or not. Not for RGG (p > 0),
+    which reads every satisfying run (checked: some case differs, so the check can fail)."""
+    from openbook.attacks.replay.kernels import gg_run_likelihood
+    from openbook.models.base import first_and_last
+
+    rng = np.random.default_rng(seed)
+    rgg_differs = False
+    for _ in range(40):
+        W, B = int(rng.integers(1, 6)), int(rng.integers(1, 8))
+        H = np.triu(rng.random((W, B, B)) < rng.uniform(0.2, 0.8))
+        A = np.triu(rng.random((B, B)) < 0.7)
+        sparse = first_and_last(H)
+        for followed in (False, True):
+            for merge in (False, True):
+                if merge and followed:
+                    continue
+                np.testing.assert_array_equal(gg_run_likelihood(sparse, A, 0.0, followed, merge),
+                                              gg_run_likelihood(H, A, 0.0, followed, merge))
+                rgg_differs |= not np.allclose(gg_run_likelihood(sparse, A, 0.3, followed, merge),
+                                               gg_run_likelihood(H, A, 0.3, followed, merge))
+    assert rgg_differs

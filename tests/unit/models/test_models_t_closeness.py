@@ -345,8 +345,10 @@ def test_holds_on_every_run_of_buckets_equals_holds_run_by_run(distance, seed):
     """``holds_intervals`` (the replay's question for a GG group: does each run of consecutive
     buckets satisfy the model?) gives, in its one compiled pass (equal, ordered) or chunk by
     chunk (hierarchical), exactly ``holds`` of every run's counts — t set at some run's exact
-    distance too, the knife edge where a float sum could differ; False below the diagonal."""
-    from openbook.models.base import PrivacyModel
+    distance too, the knife edge where a float sum could differ; False below the diagonal.
+    With ``first_only`` (GG's question) the early-exit pass keeps exactly each start's first
+    satisfying run and the run to the last bucket of the full answer."""
+    from openbook.models.base import PrivacyModel, first_and_last
 
     rng = np.random.default_rng(seed)
     for trial in range(12):
@@ -365,6 +367,10 @@ def test_holds_on_every_run_of_buckets_equals_holds_run_by_run(distance, seed):
         got = model.holds_intervals(P, dom)
         generic = PrivacyModel.holds_intervals(model, P, dom)
         np.testing.assert_array_equal(got, generic)
+        # GG's question: each start's first satisfying run and the run to the end, nothing else
+        first = model.holds_intervals(P, dom, first_only=True)
+        np.testing.assert_array_equal(first, first_and_last(got))
+        np.testing.assert_array_equal(PrivacyModel.holds_intervals(model, P, dom, first_only=True), first)
         for w in range(W):
             for i in range(B):
                 for j in range(B):

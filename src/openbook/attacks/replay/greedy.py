@@ -311,12 +311,15 @@ def _several_groups(A: np.ndarray | None) -> bool:
     return bool(np.any(reach[1:B] & A[1:B, B - 1]))
 
 
-def _sub_holds(model: Any, domain: Any, c: np.ndarray) -> np.ndarray:
-    """``H (W, B, B)``: do buckets ``i..j`` satisfy the model, from cell counts ``(W, B, v)``."""
+def _sub_holds(model: Any, domain: Any, c: np.ndarray, p: float) -> np.ndarray:
+    """``H (W, B, B)``: do buckets ``i..j`` satisfy the model, from cell counts ``(W, B, v)``.
+    GG (``p = 0``) reads only each start's first satisfying end and the run to the last
+    bucket (:func:`~openbook.models.base.first_and_last`; ``gg_run_likelihood`` gives the same
+    answer on either matrix), so only those are asked for."""
     W, B = c.shape[0], c.shape[1]
     P = np.zeros((W, B + 1, c.shape[2]), dtype=np.int64)
     np.cumsum(c, axis=1, out=P[:, 1:])
-    return model.holds_intervals(P, domain)  # chunked, or one compiled pass (t-closeness)
+    return model.holds_intervals(P, domain, first_only=p == 0.0)  # chunked, or one compiled pass (t-closeness)
 
 
 def _runs_likelihood(model: Any, domain: Any, p: float, runs_spec: list) -> Any:
@@ -324,7 +327,7 @@ def _runs_likelihood(model: Any, domain: Any, p: float, runs_spec: list) -> Any:
         out = np.ones(c.shape[0])
         for o, B, A, followed, final in runs_spec:
             A_ = A if A is not None else _single(B)
-            out *= gg_run_likelihood(_sub_holds(model, domain, c[:, o:o + B]), A_, p, followed, final)
+            out *= gg_run_likelihood(_sub_holds(model, domain, c[:, o:o + B], p), A_, p, followed, final)
         return out
     return lik
 
@@ -344,7 +347,7 @@ def _one_group(model: Any, domain: Any, p: float, B: int, *, final: bool, follow
         A = _single(B)
 
         def lik_final(c: np.ndarray) -> np.ndarray:
-            return gg_run_likelihood(_sub_holds(model, domain, c), A, p, False, True)
+            return gg_run_likelihood(_sub_holds(model, domain, c, p), A, p, False, True)
         return {"likelihood": lik_final, "key": ("gg-final", B, p)}
     if B == 1:
         return {"likelihood": None}  # one bucket: every world gives the same (verified) group
