@@ -34,7 +34,7 @@ from .engine import Unit
 from .generic import canonical, no_information, no_information_units, rerun_units, with_sa
 from .gg_seating import run_seating, sg_seating
 from .greedy import gg_units, settle_ties
-from .lattice import lattice_units
+from .lattice import lattice_reason, lattice_units
 from .mondrian import mondrian_units
 from .solve import solve_unit
 from .symmetric import sg_units
@@ -47,10 +47,7 @@ DECISION_REPLAYS: dict[str, Any] = {"gg": gg_units, "rgg": gg_units, "sg": sg_un
 RERUN_SHORTCUTS: dict[str, Any] = {"full-domain-search": lattice_units, "anatomize": anatomized_mondrian_units}
 #: what a shortcut weighs the worlds by, as the certificate says it: name -> reason(params, over
 #: rerun_limit) -> the sentence, or ``None`` when the worlds are re-run instead
-SHORTCUT_REASONS: dict[str, Any] = {"full-domain-search": lambda params, over: (
-    "weighed by the search's own decisions — which of the nodes it could have preferred over the published "
-    "one satisfy there (exact when no world is excluded or few remain, sampled beyond)") if over else None,
-    "anatomize": anatomized_reason}
+SHORTCUT_REASONS: dict[str, Any] = {"full-domain-search": lattice_reason, "anatomize": anatomized_reason}
 #: algorithms re-run on every world within ``rerun_limit`` whose weight is a probability, not a
 #: yes/no (random draws): name -> units(algo, table, group, gcounts, levels) -> (units | None, why)
 RERUN_WEIGHTS: dict[str, Any] = {name: anatomized_units for name in ("anatomize", "gg-ana", "rgg-ana", "sg-ana")}

@@ -189,6 +189,15 @@ def preferred_nodes_fail(algo: Any, table: EncodedTable, group: np.ndarray,
     return True, f"each of the {s.cand.size} nodes the search could have preferred fails in every world"
 
 
+def lattice_reason(params: dict[str, Any], over: bool) -> str | None:
+    """How the certificate says a search's release is replayed past ``rerun_limit``
+    (``over``) — by its decisions, without a re-run per world — or ``None`` (re-run)."""
+    if not over:
+        return None
+    return ("weighed by the search's own decisions — which of the nodes it could have preferred over the published "
+            "one satisfy there (exact when no world is excluded or few remain, sampled beyond)")
+
+
 def lattice_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray,
                   levels: Any = None) -> tuple[list[Unit] | None, str]:
     """The units of a full-domain search's release: the class frequency when no world is
