@@ -232,14 +232,83 @@ def test_replay_of_anatomization_over_a_deterministic_base_is_the_brute_force(ba
     assert attr.worst == pytest.approx(max(brute.max(), base_post.max()))
 
 
-def test_anatomization_over_a_randomized_base_stays_unknown():
-    """RGG flips coins: no adversary replays its anatomization yet — the certificate says so
-    and does not pass."""
-    t = _tiny(3)
-    release = make_algorithm("rgg-ana", model=make_model("l=2"), seed=3).anonymize(t)
-    assert not make_adversary("replay").applies_to(release)
-    cert = certify(release, original=t, max_risk=1.0, max_reid_risk=1.0)
-    assert cert.verdict != "pass" and cert.aware["adversary"] is None and "RGG" in cert.aware["reason"]
+def _order_ana_outcome(t, w, model, base: str, p, observed) -> Fraction:
+    """The probability that anatomization over GG/RGG(p) — people with equal QIs in row
+    order, every sequence of RGG's coins, every order of Anatomy's draws — run on the table
+    with SA codes ``w`` writes the file ``observed`` (:func:`_published_file`)."""
+    from openbook.algorithms.anatomy import anatomize_groups, anatomy_l
+
+    tw = with_sa(t, w)
+    l = anatomy_l("anatomize", None, model, t)
+
+    def run(coin):
+        a = make_algorithm(base, model=model, ties="input", **({"p": float(p)} if base == "rgg" else {}))
+        a._extend = lambda rng: coin()  # RGG's one random decision, from the enumeration
+        part = a.partition(tw)
+        return part.group, part.n_groups
+    total = Fraction(0)
+    for (bg, nbg), q in coin_sequences(run, Fraction(p)):
+        hit = tot = 0
+        for key in within_cell_orders(bg * 1000 + w):
+            g = anatomize_groups(tw, bg, nbg, l, KeyRng(key))[0]
+            tot += 1
+            hit += _published_file(t, g, w) == observed
+        total += q * Fraction(hit, tot)
+    return total
+
+
+@pytest.mark.parametrize("base, p", [("gg", 0), ("rgg", Fraction(1, 2)), ("rgg", Fraction(1, 4))])
+@pytest.mark.parametrize("age, model, seed", [("age", "l=2", 1), ("age:numeric", "l=2", 9), ("age", "l=2", 13),
+                                              ("age", "simple-l=2,set=s", 20), ("age:numeric", "l=2", 30)])
+def test_anatomization_over_gg_and_rgg_is_the_brute_force_of_the_files(base, p, age, model, seed, tmp_path):
+    """Anatomization over GG or RGG(p) is replayed along the base's order on any number of
+    worlds (``rerun_limit=1``: nothing is re-run; :mod:`openbook.attacks.replay.anatomized_order`).
+    The brute force owns no seating: every arrangement of the values over the *people*, the
+    base re-run with people of equal QIs in row order, every sequence of RGG's coins and every
+    order of Anatomy's draws, kept when the files written equal the observed ones; GG/RGG
+    order such people by a secret draw, so each one's exact posterior is the mean over the
+    people with their QIs. Equal, in memory and read back from the files, and so is the
+    certificate's worst figure."""
+    from openbook.release import load_release
+
+    rng = np.random.default_rng(seed)
+    n = 8
+    df = pd.DataFrame({"age": rng.choice([30, 40, 50, 60], n), "sex": rng.choice(["F", "M"], n),
+                       "disease": rng.choice(["flu", "hiv", "cold"], n, p=[0.4, 0.3, 0.3])})
+    t = encode(df, Schema.build(qi=[age, "sex"], sa="disease", sensitive_sets={"s": ["hiv"]}))
+    model = make_model(model)
+    name, params = (f"{base}-ana", {"p": float(p)} if base == "rgg" else {})
+    release = make_algorithm(name, model=model, seed=seed, **params).anonymize(t)
+    qi = np.stack([np.asarray(t.columns[c].codes) for c in t.qi_names], axis=1)
+    same, n_same = np.unique(qi, axis=0, return_inverse=True)[1].ravel(), np.unique(qi, axis=0).shape[0]
+    assert n_same < n  # people with equal QIs
+    sa = np.asarray(t.sa_codes, dtype=np.int64)
+    observed = _published_file(t, release.partition.group, sa)
+
+    def worlds():
+        for perm in sorted(set(itertools.permutations(sa.tolist()))):
+            w = np.asarray(perm, dtype=np.int64)
+            q = _order_ana_outcome(t, w, model, base, p, observed)
+            if q:
+                yield w, q
+    brute = _float(posterior(worlds(), n, t.sa_domain.n_values))
+    for r in range(n_same):  # a secret order of equal QIs: the mean over them
+        brute[same == r] = brute[same == r].mean(axis=0)
+    adv = make_adversary("replay", rerun_limit=1)
+    assert adv.applies_to(release), adv.applies_to(release).reason
+    release.save(tmp_path / "r.csv")
+    back = load_release(tmp_path / "r.csv")
+    for rel in (release, back):
+        res = adv.run(rel, original=t)
+        assert not res.unresolved.any()
+        if res.targets == ["set:s"]:  # the set's one value
+            got, want = res.posterior, brute[:, [list(map(str, t.sa_domain.values)).index("hiv")]]
+        else:
+            got, want = _columns(res, t), brute
+        np.testing.assert_allclose(got, want, atol=1e-9)
+        cert = certify(rel, original=t, max_risk=1.0, max_reid_risk=1.0, params={"replay": {"rerun_limit": 1}})
+        (f,) = [f for f in cert.findings if f.adversary == "replay"]
+        assert f.ran and not f.n_unresolved and f.max_posterior == pytest.approx(want.max())
 
 
 def test_anatomization_past_the_rerun_limit_is_unresolved():

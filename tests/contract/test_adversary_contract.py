@@ -165,13 +165,14 @@ _PARAMS = {"full-domain": {"levels": [2, 1, 1]}, "art": {"r": 2, "min_support": 
            "anatomize": {"base": "mondrian"}, "mondrian": {"strict": True}}
 #: the algorithms whose release an adversary that knows the algorithm certifies (on this table)
 #: (full-domain search: past rerun_limit, replayed by its decisions — tests/unit/attacks/test_lattice_replay.py;
-#: anatomization over strict Mondrian: by its base's refused cuts — test_adversary_brute_force.py)
+#: anatomization over strict Mondrian: by its base's refused cuts, over GG/RGG: along the base's
+#: order — test_adversary_brute_force.py)
 KNOWN = {"gg", "rgg", "sg", "mondrian", "anatomy", "base-ana", "set-anatomy", "full-domain", "generalized-anatomy",
-         "full-domain-search", "anatomize"}
+         "full-domain-search", "anatomize", "gg-ana", "rgg-ana"}
 #: known, but past the replay's rerun_limit on this table: their people are unresolved (anatomization
-#: over GG or SG is re-run on every world within the limit only — tests of the exact replay:
+#: over SG is re-run on every world within the limit only — tests of the exact replay:
 #: test_adversary_brute_force.py)
-KNOWN_PAST_LIMIT = {"gg-ana", "sg-ana"}
+KNOWN_PAST_LIMIT = {"sg-ana"}
 
 
 def _release_of(name: str, t):

@@ -166,6 +166,32 @@ def outcomes(case: Any, algo_factory: Callable[[], Any], world: Any, publisher: 
                     return publisher.bytes_of(a, world)
                 for out, q in coin_sequences(run, p):
                     yield out, q / len(keys)
+    elif coins in ("ana-ties", "ana-rgg"):
+        # anatomization over GG/RGG: every order of the equal QIs, every order of Anatomy's
+        # keys within each SA value, and (RGG) every sequence of the base's coins
+        from openbook.algorithms.greedy import RandomizedGreedyGrouping
+
+        tkeys = list(within_cell_orders(tie_classes(world)))
+        akeys = list(within_cell_orders(w))
+        p = Fraction(str(case.params.get("p", 0.5)))
+        share = Fraction(1, len(tkeys) * len(akeys))
+        for tk in tkeys:
+            with ties_are(tk):
+                for ak in akeys:
+                    with rng_is(lambda ak=ak: KeyRng(ak)):
+                        if coins == "ana-ties":
+                            yield publisher.bytes_of(algo_factory(), world), share
+                            continue
+
+                        def run_coins(coin: Callable[[], bool]) -> Any:
+                            real = RandomizedGreedyGrouping._extend
+                            RandomizedGreedyGrouping._extend = lambda self, rng: coin()  # type: ignore[method-assign]
+                            try:
+                                return publisher.bytes_of(algo_factory(), world)
+                            finally:
+                                RandomizedGreedyGrouping._extend = real  # type: ignore[method-assign]
+                        for out, q in coin_sequences(run_coins, p):
+                            yield out, q * share
     elif coins == "keys":
         keys = list(within_cell_orders(w))
         for key in keys:
@@ -224,6 +250,10 @@ def coin_factor(case: Any, counts: list[int], table: Any = None) -> int:
     if coins == "keys":
         return math.prod(math.factorial(x) for x in counts)
     ties = math.prod(math.factorial(int(x)) for x in np.bincount(tie_classes(table))) if table is not None else 1
+    if coins == "ana-ties":
+        return ties * math.prod(math.factorial(x) for x in counts)
+    if coins == "ana-rgg":
+        return ties * math.prod(math.factorial(x) for x in counts) * 2 ** max(1, sum(counts) // 2)
     if coins == "ties":
         return ties
     if coins == "rgg":

@@ -15,12 +15,14 @@ How each algorithm's random choices are enumerated (``coins``):
 * ``rgg`` — the ties, and RGG's one decision, "add the next bucket", a Bernoulli(p) coin per
   decision (:func:`possible_worlds.coin_sequences`);
 * ``keys`` — a uniform random key per row, read only through the order within each SA value
-  (Anatomy, Base(Ana), anatomization of no base or of GG/SG/strict Mondrian — the base re-run as it is —,
+  (Anatomy, Base(Ana), anatomization of no base or of SG/strict Mondrian — the base re-run as it is —,
   Generalized Anatomy's strata):
   :func:`possible_worlds.within_cell_orders`, each order equally likely;
+* ``ana-ties`` — anatomization over GG: the ties' orders and Anatomy's keys, both;
+* ``ana-rgg`` — anatomization over RGG: the ties, Anatomy's keys and RGG's coins;
 * ``script`` — Set Anatomy's permutations, enumerated call by call
   (:func:`possible_worlds.every_outcome`);
-* ``skip`` — algorithms no adversary knows (MASK, ART, Injector, anatomization of RGG): their certificate never passes, so only the write/read agreement is
+* ``skip`` — algorithms no adversary knows (MASK, ART, Injector): their certificate never passes, so only the write/read agreement is
   checked, and a pass would be reported as unsound.
 """
 
@@ -60,7 +62,7 @@ class Algo:
     """One catalog algorithm as the suite runs it."""
 
     name: str
-    coins: str  # none | rgg | keys | script | skip
+    coins: str  # none | ties | rgg | keys | ana-ties | ana-rgg | script | skip
     families: tuple[str, ...] | None = None  # model families it accepts (None: every one)
     sizes: tuple[int, int] = (5, 10)  # people per table, inclusive
     kinds: tuple[str | None, ...] = (None,)
@@ -107,8 +109,8 @@ ALGOS: dict[str, Algo] = {a.name: a for a in (
     Algo("anatomize", "keys", families=L_FAMILIES, sizes=(4, 7)),
     Algo("set-anatomy", "script", families=SET_FAMILIES, sizes=(4, 6)),
     Algo("generalized-anatomy", "keys", sizes=(4, 7)),
-    Algo("gg-ana", "keys", families=L_FAMILIES, sizes=(5, 8)),
-    Algo("rgg-ana", "skip", families=L_FAMILIES, sizes=(5, 8)),
+    Algo("gg-ana", "ana-ties", families=L_FAMILIES, sizes=(5, 7)),
+    Algo("rgg-ana", "ana-rgg", families=L_FAMILIES, sizes=(4, 6)),
     Algo("sg-ana", "keys", families=L_FAMILIES, sizes=(5, 8)),
     Algo("mask", "skip", families=SET_FAMILIES, sizes=(5, 8)),
     Algo("art", "skip", families=SET_FAMILIES, sizes=(5, 8)),

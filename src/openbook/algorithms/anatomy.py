@@ -273,8 +273,7 @@ class Anatomized(Anonymizer):
     minimality = False
     default_base = "rgg"
     unaware = ("anatomization keeps its base algorithm's grouping, which depends on the SA; over a randomized "
-               "base (RGG's coin flips) no adversary replays it yet (on tiny tables the brute force puts people "
-               "above the baseline, up to 1)")
+               "base other than RGG no adversary replays it yet")
 
     @classmethod
     def replay_method(cls, params: dict[str, Any], model: Any = None) -> str | None:
@@ -287,7 +286,8 @@ class Anatomized(Anonymizer):
         base = params.get("base", cls.default_base)
         if base in ("none", "base"):
             return "sa-only"
-        return "rerun" if algorithm_class(base).deterministic else None
+        # RGG's coins are weighed along its order without a re-run (replay/anatomized_order.py)
+        return "rerun" if algorithm_class(base).deterministic or base == "rgg" else None
     parameter_constraints = {"l": Optional(Integer(minimum=1, strict=True)),
                              "base": Options("none", "base", *sorted(n for n in CATALOG if n not in ANATOMIZED_NAMES))}
 
@@ -305,7 +305,14 @@ class Anatomized(Anonymizer):
     def interchangeable_ties(self) -> bool:
         """Over a strict Mondrian base, yes: its cuts never part people with equal QIs and
         Anatomy seats a base group's rows by uniform random keys
-        (:mod:`openbook.attacks.replay.anatomized`)."""
+        (:mod:`openbook.attacks.replay.anatomized`). Over GG/RGG when they order ties by a
+        secret draw (``ties="random"``, their default): the replay along the order gives each
+        seat its posterior, and who sits where in a run is that draw
+        (:mod:`openbook.attacks.replay.anatomized_order`)."""
+        if self.base in ("gg", "rgg"):
+            from .registry import make_algorithm
+
+            return bool(make_algorithm(self.base, model=self.model, **self.base_params).ties_at_random)
         return self.base == "mondrian" and bool(self.base_params.get("strict", True))
 
     def partition(self, table: EncodedTable) -> Partition:

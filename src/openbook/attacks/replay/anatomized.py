@@ -108,6 +108,8 @@ def anatomized_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts:
     if np.any(group < 0):
         return None, "the release withheld rows (their values, and so the base's groups, are unknown)"
     base = make_algorithm(algo.base, model=algo.model, seed=algo.seed, **algo.base_params)
+    if not base.deterministic:
+        return None, f"{algo.base} draws at random: a re-run is not its law"
     if group_ids(table.qi_codes)[1] < table.n_rows:
         # which of the people with equal QIs sits in which published group is Anatomy's secret draw
         # (the files tell them apart by nothing), and the base orders them by position or at
@@ -174,13 +176,54 @@ class _UnionWalk(SplitWalk):
         return out
 
 
+#: bases whose anatomization is replayed along their order (:mod:`.anatomized_order`)
+ORDER_BASES = ("gg", "rgg")
+
+
 def anatomized_reason(params: dict[str, Any], over: bool) -> str | None:
     """How the certificate says a run with ``params`` is replayed without a re-run (module
     docstring), or ``None`` (its worlds are re-run within ``rerun_limit``)."""
+    if params.get("base") in ORDER_BASES:
+        return ("weighed along its base's order — every way the files' groups can form GG/RGG's base groups "
+                "(bucket runs), each weighed by Anatomy's draws and the probability that the base closes each "
+                "group where it ends, over every seating of the people and values inside (exact, no re-run)")
     if params.get("base") != "mondrian" or not params.get("strict", True):
         return None
     return ("weighed by its strict Mondrian base's decisions — the base's groups read off the file, every cut "
             "that parts a published group refused; people with equal QIs share their seats' mean (no re-run)")
+
+
+def anatomized_shortcut_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray,
+                              levels: Any = None) -> tuple[list | None, str]:
+    """The units of anatomization replayed without a re-run — over a strict Mondrian base
+    (:func:`anatomized_mondrian_units`) or GG/RGG (:mod:`.anatomized_order`) — or
+    ``(None, why)``."""
+    if getattr(algo, "base", None) in ORDER_BASES:
+        return anatomized_order_units(algo, table, group, gcounts, levels)
+    return anatomized_mondrian_units(algo, table, group, gcounts, levels)
+
+
+def anatomized_order_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray,
+                           levels: Any = None) -> tuple[list | None, str]:
+    """One unit whose posteriors :func:`.anatomized_order.greedy_posterior` computes."""
+    from ...algorithms.anatomy import anatomy_l
+    from ...algorithms.registry import make_algorithm
+    from .anatomized_order import greedy_posterior
+    from .engine import Unit
+
+    if np.any(group < 0):
+        return None, "the release withheld rows (their values, and so the base's groups, are unknown)"
+    base: Any = make_algorithm(algo.base, model=algo.model, seed=algo.seed, **algo.base_params)
+    if base.order != "lex":
+        return None, f"a {base.order} order may sort people with different QIs by the secret tie order"
+    l = anatomy_l(algo.name, algo.l, algo.model, table)
+    post, why = greedy_posterior(base, table, np.asarray(group, dtype=np.int64), gcounts, l)
+    if post is None:
+        return None, why
+    rows = np.argsort(group, kind="stable")
+    n = rows.size
+    return [Unit(rows, np.arange(n, dtype=np.int64), np.asarray(group, dtype=np.int64)[rows], gcounts, None,
+                 "anatomized", posterior=post[rows])], ""
 
 
 def anatomized_mondrian_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray,

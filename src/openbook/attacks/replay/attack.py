@@ -28,7 +28,7 @@ from ...progress import track
 from ...release import Partition
 from ...release.align import Alignment, align, published_classes, rows_by_sa, seated_sa
 from ..base import AttackResult, model_l
-from .anatomized import anatomized_mondrian_units, anatomized_reason, anatomized_units
+from .anatomized import anatomized_reason, anatomized_shortcut_units, anatomized_units
 from .batch import batchable, chain_batchable, sample_chains, solve_batch
 from .engine import Unit
 from .generic import canonical, no_information, no_information_units, rerun_units, with_sa
@@ -44,10 +44,12 @@ from .symmetric import sg_units
 DECISION_REPLAYS: dict[str, Any] = {"gg": gg_units, "rgg": gg_units, "sg": sg_units, "mondrian": mondrian_units}
 #: algorithms re-run on every world ("rerun") whose worlds their own decisions weigh instead,
 #: on any number of worlds: name -> units(algo, table, group, gcounts, levels) -> (units | None, why)
-RERUN_SHORTCUTS: dict[str, Any] = {"full-domain-search": lattice_units, "anatomize": anatomized_mondrian_units}
+RERUN_SHORTCUTS: dict[str, Any] = {"full-domain-search": lattice_units,
+                                   **{name: anatomized_shortcut_units for name in ("anatomize", "gg-ana", "rgg-ana")}}
 #: what a shortcut weighs the worlds by, as the certificate says it: name -> reason(params, over
 #: rerun_limit) -> the sentence, or ``None`` when the worlds are re-run instead
-SHORTCUT_REASONS: dict[str, Any] = {"full-domain-search": lattice_reason, "anatomize": anatomized_reason}
+SHORTCUT_REASONS: dict[str, Any] = {"full-domain-search": lattice_reason,
+                                    **{name: anatomized_reason for name in ("anatomize", "gg-ana", "rgg-ana")}}
 #: algorithms re-run on every world within ``rerun_limit`` whose weight is a probability, not a
 #: yes/no (random draws): name -> units(algo, table, group, gcounts, levels) -> (units | None, why)
 RERUN_WEIGHTS: dict[str, Any] = {name: anatomized_units for name in ("anatomize", "gg-ana", "rgg-ana", "sg-ana")}

@@ -195,6 +195,9 @@ class Unit:
     #: (``1 / P(no world excluded)``, a lower bound on that probability — :mod:`.lattice`) is an
     #: upper bound, stated as the class frequency plus three standard errors
     inflate: float = 1.0
+    #: a unit solved in closed form elsewhere: each cell's posterior over the SA values
+    #: ``(n_cells, n_sa)`` (:mod:`.anatomized_order`)
+    posterior: np.ndarray | None = None
 
     @property
     def n_cells(self) -> int:
@@ -206,7 +209,8 @@ class Unit:
 
     @property
     def constant(self) -> bool:
-        return self.likelihood is None and self.chain is None and self.decisions is None and not self.regions
+        return (self.likelihood is None and self.chain is None and self.decisions is None and not self.regions
+                and self.posterior is None)
 
     def log_worlds(self) -> float:
         """log of the number of possible worlds (multiset permutations, all leaves)."""

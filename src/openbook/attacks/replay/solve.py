@@ -132,6 +132,9 @@ def solve_unit(unit: Unit, target_masks: np.ndarray, *, worlds: int, seed: int, 
     if unit.unresolved:
         nan = np.full((unit.n_cells, target_masks.shape[0]), np.nan)
         return UnitResult(nan, nan.copy(), False, 0.0, 0.0, False, unit.unresolved_reason)
+    if unit.posterior is not None:  # solved exactly elsewhere: its values summed per target
+        post = np.asarray(unit.posterior, dtype=np.float64) @ target_masks.T.astype(np.float64)
+        return UnitResult(post, np.zeros(post.shape), True, 1.0, 1.0, True)
     if unit.constant:  # nothing excluded: the class frequency of each target, per class then per cell
         from ..baseline import target_counts
 

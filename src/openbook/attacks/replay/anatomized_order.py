@@ -1,0 +1,498 @@
+"""Anatomization over GG or RGG(p) (paper 000 §4.1, §4.3, §5.3: ``GG(Ana)``, ``RGG(Ana)``),
+replayed on any number of worlds without a re-run.
+
+GG cuts its QI order into buckets and grows each base group bucket by bucket until it holds
+(RGG: and past that with probability ``p`` per holding bucket); Anatomy then splits each base
+group into the published groups. The adversary reads, per published group, its members' QI
+values and its SA multiset — not who of the people with equal QIs is in which group.
+
+**Seats.** Lay the people out in the order (people with equal QIs form a *run* of seats; who
+sits where among them is the input position for ``ties="input"``, a secret draw for
+``ties="random"``). A *seat world* gives each seat a published group and an SA value, every
+group receiving its QI multiset and its SA multiset. For a base partition ``B`` the values
+are a uniform arrangement and Anatomy's grouping inside each base group ``b`` has probability
+``φ(b) = [Anatomy's structure on b's counts is b's groups] · Π_S mult(S)! / Π_v c_v!``
+(:mod:`.anatomized`) — the same for every seat world with those groups. So a seat world's
+weight is ``Π_b φ(b) · P(the base run on its values gives B)``, and the posterior of a seat
+is the weighted mean over seat worlds (a person's: their seat's; with random ties the mean
+over their run, trait ``interchangeable_ties``).
+
+**Base groups.** A base group is a run of buckets ``[k, k')`` whose seats hold exactly the
+QI multiset of the published groups in it. At a boundary between runs the groups left of it
+are fixed by their QIs; at a boundary inside a run, the groups made only of that run's value
+may sit on either side — the state of a dynamic program over boundaries is the bucket and
+which of those groups are already placed. A transition is one base group: its groups ``E``,
+weight ``φ(E) · Z(E)`` with ``Z(E)`` the sum over its seat worlds of the probability that
+GG/RGG, starting there, closes exactly at its last bucket (:func:`.kernels.gg_run_likelihood`
+on the buckets' SA counts; the last base group under ``tail="merge"`` with the merged tail).
+Inside a base group the seat worlds are enumerated by counts: how many seats of each run in
+each bucket go to each group (weighted ``Π n! / Π y!``), then how each group's values fall on
+its buckets (``Π y! / Π x!``). Forward and backward passes give each transition's
+probability; the seat posteriors are the expected counts per (bucket, run) divided by the
+seats there. Exact; ``None`` (the re-run within ``rerun_limit``, else unresolved) when a base
+group has more than :data:`MAX_CONFIGS` count tables, or listing the candidate base groups
+takes more than :data:`WORK_LIMIT` steps. No candidate is cut off by a length: GG's groups
+end by the first boundary whose seats are surely some groups that hold (then only the last
+group, into which the tail merges back, reaches further); RGG's may reach any length.
+
+Checked against a brute force over the people (every arrangement of the values, the whole
+algorithm re-run, every order of Anatomy's draws and of the ties, kept when the files it
+writes are the observed ones): ``tests/contract/test_adversary_brute_force.py``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import product
+from math import lgamma
+from typing import Any
+
+import numpy as np
+
+from ...data.table import EncodedTable
+
+#: most count tables (seat groups × value splits) enumerated for one candidate base group
+MAX_CONFIGS = 200_000
+#: most steps (seats looked at, candidate ends) of the search over base groups
+WORK_LIMIT = 3_000_000
+
+
+def _lf(x: Any) -> float:
+    return lgamma(float(x) + 1.0)
+
+
+class _Seats:
+    """The order's runs and buckets, and the published groups' QI and SA multisets."""
+
+    def __init__(self, base: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray, l: int) -> None:
+        from ...algorithms.greedy import bucket_bounds
+        from ...data.grouping import group_ids
+        from .greedy import order_of
+
+        n = table.n_rows
+        self.n, self.n_sa, self.l = n, gcounts.shape[1], l
+        self.order = order_of(base, table)
+        qid, n_q = group_ids(table.qi_codes)
+        seat_q = qid[self.order]
+        start = np.full(n_q, n, dtype=np.int64)
+        np.minimum.at(start, seat_q, np.arange(n))
+        size = np.bincount(seat_q, minlength=n_q)
+        # runs: contiguous (a lexicographic order sorts equal QIs together)
+        first = np.r_[True, seat_q[1:] != seat_q[:-1]] if n else np.zeros(0, dtype=bool)
+        self.ok = int(first.sum()) == n_q
+        self.seat_q = seat_q
+        self.run_start, self.run_end = start, start + size  # seats [start, end) of each run
+        self.bounds = bucket_bounds(n, base.effective_bucket_size())
+        self.nb = self.bounds.size - 1
+        m = gcounts.shape[0]
+        self.m = m
+        self.gcounts = np.asarray(gcounts, dtype=np.int64)
+        pairs, cnt = np.unique(np.asarray(group, dtype=np.int64) * n_q + qid, return_counts=True)
+        self.gq: list[dict[int, int]] = [dict() for _ in range(m)]
+        for key, c in zip((pairs // n_q).tolist(), zip((pairs % n_q).tolist(), cnt.tolist())):
+            self.gq[key][c[0]] = c[1]
+        self.lo = np.array([min(start[q] for q in d) for d in self.gq], dtype=np.int64)
+        self.hi = np.array([max(start[q] + size[q] for q in d) for d in self.gq], dtype=np.int64)
+        self.by_hi = np.argsort(self.hi, kind="stable")
+        self.hi_sorted = self.hi[self.by_hi]
+        self.groups_of_q: dict[int, list[int]] = {}
+        for g, d in enumerate(self.gq):
+            for q in d:
+                self.groups_of_q.setdefault(q, []).append(g)
+
+    def crossing(self, P: int) -> int:
+        """The run a boundary at seat ``P`` cuts, or ``-1``."""
+        if P <= 0 or P >= self.n or self.seat_q[P - 1] != self.seat_q[P]:
+            return -1
+        return int(self.seat_q[P])
+
+    def side(self, g: int, P: int, q: int) -> int:
+        """Where group ``g`` must be at a boundary ``P`` cutting run ``q``: 1 left, 0 right,
+        -1 either (only run ``q``'s value), -2 nowhere (values on both sides)."""
+        left = right = False
+        for r in self.gq[g]:
+            if r == q:
+                continue
+            if self.run_end[r] <= P:
+                left = True
+            else:
+                right = True
+        if left and right:
+            return -2
+        return 1 if left else 0 if right else -1
+
+
+def _anatomy_log(gcounts: np.ndarray, groups: list[int], l: int) -> float:
+    """``log φ`` of a base group made of ``groups`` (module docstring), ``-inf`` when Anatomy
+    does not split those counts into those groups."""
+    from ...algorithms.anatomy import anatomy_value_sets
+
+    counts = gcounts[groups].sum(axis=0)
+    published = Counter(tuple(np.repeat(np.arange(counts.size), gcounts[g]).tolist()) for g in groups)
+    structure = anatomy_value_sets(counts, l)
+    if structure is None:
+        return 0.0 if len(groups) == 1 else float("-inf")
+    if Counter(structure) != published:
+        return float("-inf")
+    return sum(_lf(c) for c in published.values()) - sum(_lf(c) for c in counts.tolist())
+
+
+def _closes_nowhere(S: _Seats, E: list[int], k: int, k2: int, model: Any, domain: Any, p: float) -> bool:
+    """A sure zero of ``Z(E)``, from the groups' counts alone: the base group fails the model
+    (GG/RGG close a group only where it holds), or — GG, a group a bucket follows — one of its
+    proper prefixes holds in every seat world (each group's members there, and so the prefix's counts, bounded in a box:
+    ``PrivacyModel.box_verdict``)."""
+    cnt = S.gcounts[E]
+    if not bool(np.asarray(model.holds(cnt.sum(axis=0)[None, :], domain))[0]):
+        return True
+    if p > 0 or k2 - k < 2 or k2 == S.nb:  # the last group: a tail may merge back into it
+        return False
+    P, b = int(S.bounds[k]), S.bounds
+    base = Counter(S.seat_q[P:int(b[k2])].tolist())
+    size = cnt.sum(axis=1)
+    lo_rows, hi_rows, tot = [], [], []
+    for j in range(k + 1, k2):
+        inside = Counter(S.seat_q[P:int(b[j])].tolist())
+        mn = np.array([sum(max(0, c - (base[q] - inside.get(q, 0))) for q, c in S.gq[g].items()) for g in E])
+        mx = np.array([sum(min(c, inside.get(q, 0)) for q, c in S.gq[g].items()) for g in E])
+        lo_rows.append(np.maximum(0, cnt - (size - mn)[:, None]).sum(axis=0))
+        hi_rows.append(np.minimum(cnt, mx[:, None]).sum(axis=0))
+        tot.append(int(b[j]) - P)
+    verdict = model.box_verdict(np.array(lo_rows), np.array(hi_rows), np.array(tot), domain)
+    return bool(np.any(np.asarray(verdict) == 1))
+
+
+def _pieces(S: _Seats, k: int, k2: int) -> list[tuple[int, int, int]]:
+    """The base group's pieces ``(bucket j, run q, seats)`` — bucket by bucket, runs in order."""
+    out: list[tuple[int, int, int]] = []
+    b = S.bounds
+    for j in range(k2 - k):
+        qs = S.seat_q[b[k + j]:b[k + j + 1]]
+        cut = np.flatnonzero(np.r_[True, qs[1:] != qs[:-1], True])
+        out.extend((j, int(qs[a]), int(cut[i + 1] - a)) for i, a in enumerate(cut[:-1].tolist()))
+    return out
+
+
+def _bounded(n: int, caps: list[int]) -> Any:
+    """Every tuple ``0 <= t_i <= caps[i]`` summing to ``n``."""
+    if not caps:
+        if n == 0:
+            yield ()
+        return
+    rest = sum(caps[1:])
+    for a in range(max(0, n - rest), min(n, caps[0]) + 1):
+        for t in _bounded(n - a, caps[1:]):
+            yield (a, *t)
+
+
+def _chain_group(S: _Seats, E: list[int], k: int, k2: int, model: Any, domain: Any,
+                 p: float) -> tuple[float, np.ndarray] | None:
+    """``(log Z(E), expected counts per piece)`` of a base group a bucket follows, bucket by
+    bucket: GG/RGG's weight is then a product of factors of the prefixes' counts (``p`` or 1
+    as a proper prefix holds or not, ``(1 - p)·[holds]`` at the last: :func:`.greedy._one_group`),
+    so a forward–backward pass over what each group has used so far — its members of each run
+    and its values — weighs every seat world. ``None`` past :data:`MAX_CONFIGS` transitions."""
+    from math import inf
+
+    J, V, G = k2 - k, S.n_sa, len(E)
+    pieces = _pieces(S, k, k2)
+    keys = [(gi, q) for gi, g in enumerate(E) for q in sorted(S.gq[g])]
+    kpos = {kq: i for i, kq in enumerate(keys)}
+    capq = [S.gq[E[gi]][q] for gi, q in keys]
+    vals = S.gcounts[E]
+    start = (tuple([0] * len(keys)), tuple([0] * (G * V)))
+    alphas: list[dict] = [{start: 0.0}]
+    steps: list[list[tuple[Any, Any, float, np.ndarray]]] = []
+    work = 0
+    for j in range(J):
+        mine = [pi for pi, pc in enumerate(pieces) if pc[0] == j]
+        cand: list[tuple[Any, Any, float, np.ndarray, np.ndarray]] = []
+        for st, _ in alphas[-1].items():
+            usedq, usedv = st
+            uv = np.asarray(usedv, dtype=np.int64).reshape(G, V)
+            per_piece = []
+            for pi in mine:
+                _, q, n = pieces[pi]
+                gis = [gi for gi in range(G) if (gi, q) in kpos]
+                caps = [capq[kpos[(gi, q)]] - usedq[kpos[(gi, q)]] for gi in gis]
+                per_piece.append([(pi, q, gis, t) for t in _bounded(n, caps)])
+            for seat in product(*per_piece):
+                nq = list(usedq)
+                y = np.zeros((len(mine), G), dtype=np.int64)
+                lw = 0.0
+                for r, (pi, q, gis, t) in enumerate(seat):
+                    lw += _lf(pieces[pi][2]) - sum(_lf(a) for a in t)
+                    for gi, a in zip(gis, t):
+                        y[r, gi] = a
+                        nq[kpos[(gi, q)]] += a
+                yb = y.sum(axis=0)
+                opts = [list(_bounded(int(yb[gi]), (vals[gi] - uv[gi]).tolist())) for gi in range(G)]
+                for xs in product(*opts):
+                    work += 1
+                    if work > MAX_CONFIGS:
+                        return None
+                    x = np.asarray(xs, dtype=np.int64).reshape(G, V)
+                    lx = lw + sum(_lf(yb[gi]) - sum(_lf(a) for a in xs[gi]) for gi in range(G))
+                    nv = uv + x
+                    share = np.divide(y, yb, out=np.zeros(y.shape), where=yb > 0)
+                    cand.append((st, (tuple(nq), tuple(nv.ravel().tolist())), lx, share @ x, nv.sum(axis=0)))
+        if not cand:
+            return float("-inf"), np.zeros((len(pieces), V))
+        h = np.asarray(model.holds(np.stack([c[4] for c in cand]), domain), dtype=bool)
+        f = np.where(h, p, 1.0) if j < J - 1 else np.where(h, 1.0 - p, 0.0)
+        nxt: dict = {}
+        step = []
+        for c, fi in zip(cand, f.tolist()):
+            if fi <= 0:
+                continue
+            w = c[2] + float(np.log(fi))
+            nxt[c[1]] = float(np.logaddexp(nxt.get(c[1], -inf), alphas[-1][c[0]] + w))
+            step.append((c[0], c[1], w, c[3]))
+        if not nxt:
+            return float("-inf"), np.zeros((len(pieces), V))
+        alphas.append(nxt)
+        steps.append(step)
+    (end, logZ), = alphas[-1].items()  # every group has used all its members and values
+    beta: dict = {end: 0.0}
+    out = np.zeros((len(pieces), V))
+    for j in range(J - 1, -1, -1):
+        mine = [pi for pi, pc in enumerate(pieces) if pc[0] == j]
+        prev: dict = {}
+        for src, dst, w, e in steps[j]:
+            if dst not in beta:
+                continue
+            prev[src] = float(np.logaddexp(prev.get(src, -inf), w + beta[dst]))
+            out[mine] += e * float(np.exp(alphas[j][src] + w + beta[dst] - logZ))
+        beta = prev
+    return logZ, out
+
+
+def _base_group(S: _Seats, E: list[int], k: int, k2: int, lik: Any) -> tuple[float, np.ndarray] | None:
+    """``(log Z(E), expected SA counts per (bucket, run) piece)`` of the base group of buckets
+    ``k..k2-1`` holding the groups ``E`` (module docstring): ``(-inf, ·)`` when no seat world
+    of it closes there; ``None`` past :data:`MAX_CONFIGS`."""
+    from .engine import leaf_tables
+
+    J, V = k2 - k, S.n_sa
+    b = S.bounds
+    pieces: list[tuple[int, int, int]] = []  # (bucket j, run q, seats)
+    for j in range(J):
+        qs = S.seat_q[b[k + j]:b[k + j + 1]]
+        cut = np.flatnonzero(np.r_[True, qs[1:] != qs[:-1], True])
+        pieces.extend((j, int(qs[a]), int(cut[i + 1] - a)) for i, a in enumerate(cut[:-1].tolist()))
+    gpos = {g: i for i, g in enumerate(E)}
+    # per run: its pieces' seats over the groups holding it
+    per_run: list[tuple[list[int], list[int], np.ndarray, np.ndarray]] = []
+    runs: dict[int, list[int]] = {}
+    for pi, (_, q, _) in enumerate(pieces):
+        runs.setdefault(q, []).append(pi)
+    total = 1
+    for q, pis in runs.items():
+        gs = [g for g in E if q in S.gq[g]]
+        rows = np.array([pieces[i][2] for i in pis], dtype=np.int64)
+        cols = np.array([S.gq[g][q] for g in gs], dtype=np.int64)
+        t = leaf_tables(rows, cols, MAX_CONFIGS)
+        if t is None:
+            return None
+        total *= t.shape[0]
+        if total > MAX_CONFIGS:
+            return None
+        logw = (sum(_lf(x) for x in rows.tolist()) - np.array([sum(_lf(x) for x in tab.ravel().tolist()) for tab in t]))
+        per_run.append((pis, [gpos[g] for g in gs], t, logw))
+    G = len(E)
+    work = 0  # count tables enumerated so far
+    acc_w = 0.0
+    acc_e = np.zeros((len(pieces), V))
+    ref = None
+    for combo in product(*[range(pr[2].shape[0]) for pr in per_run]):
+        y = np.zeros((len(pieces), G), dtype=np.int64)  # seats of each piece in each group
+        lw = 0.0
+        for (pis, cols_g, t, logw), c in zip(per_run, combo):
+            y[np.ix_(pis, cols_g)] = t[c]
+            lw += float(logw[c])
+        piece_bucket = np.array([p[0] for p in pieces], dtype=np.int64)
+        yb = np.zeros((J, G), dtype=np.int64)  # seats of each group in each bucket
+        np.add.at(yb, piece_bucket, y)
+        splits = []
+        here = 1  # this seating's value splits
+        for gi, g in enumerate(E):
+            t = leaf_tables(yb[:, gi], S.gcounts[g], MAX_CONFIGS)
+            if t is None:
+                return None
+            w = sum(_lf(x) for x in yb[:, gi].tolist()) - np.array([sum(_lf(x) for x in tab.ravel().tolist()) for tab in t])
+            splits.append((t, w))
+            here *= t.shape[0]
+        work += here
+        if work > MAX_CONFIGS:
+            return None
+        # every combination of the groups' value splits, at once
+        idx = np.stack(np.meshgrid(*[np.arange(t.shape[0]) for t, _ in splits], indexing="ij"), -1).reshape(-1, G)
+        x = np.stack([splits[gi][0][idx[:, gi]] for gi in range(G)], axis=1)  # (W, G, J, V)
+        logx = np.sum([splits[gi][1][idx[:, gi]] for gi in range(G)], axis=0) + lw
+        c = x.sum(axis=1)  # (W, J, V): each bucket's counts
+        f = lik(c)
+        live = f > 0
+        if not live.any():
+            continue
+        top = float(logx[live].max())
+        if ref is None or top > ref:  # keep the sums in floating range
+            if ref is not None:
+                acc_w *= float(np.exp(ref - top))
+                acc_e *= float(np.exp(ref - top))
+            ref = top
+        w = np.exp(logx[live] - ref) * f[live]
+        # expected counts per piece: seats of the piece in group g × g's values in its bucket / g's seats there
+        share = np.divide(y, yb[piece_bucket], out=np.zeros(y.shape), where=yb[piece_bucket] > 0)  # (pieces, G)
+        xl = x[live][:, :, piece_bucket, :]  # (W', G, pieces, V)
+        acc_e += np.einsum("w,pg,wgpv->pv", w, share, xl)
+        acc_w += float(w.sum())
+    if ref is None or acc_w <= 0:
+        return float("-inf"), np.zeros((len(pieces), V))
+    return ref + float(np.log(acc_w)), acc_e / acc_w
+
+
+def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray,
+                     l: int) -> tuple[np.ndarray | None, str]:
+    """Each person's posterior ``(n, n_sa)`` under anatomization over GG/RGG (module
+    docstring), or ``(None, why)``."""
+    from math import inf
+
+    from .greedy import _single, _sub_holds
+    from .kernels import gg_run_likelihood
+
+    S = _Seats(base, table, group, gcounts, l)
+    if not S.ok:
+        return None, "the order does not keep people with equal QIs together"
+    model, domain = base.model, table.sa_domain
+    p = float(base._p())
+    merge = base.tail == "merge"
+
+    def lik_for(J: int, final: bool) -> Any:
+        A = _single(J)
+        return lambda c: gg_run_likelihood(_sub_holds(model, domain, c, p), A, p, not final, final and merge)
+
+    # states: (bucket k, the groups of the run cut at k — only its value — already placed)
+    alpha: dict[tuple[int, frozenset], float] = {(0, frozenset()): 0.0}
+    work = 0
+    trans: list[tuple[tuple[int, frozenset], tuple[int, frozenset], float, np.ndarray]] = []
+    for k in range(S.nb):
+        for state in [st for st in alpha if st[0] == k]:
+            a, amb = alpha[state], state[1]
+            P = int(S.bounds[k])
+            q0 = S.crossing(P)
+
+            def placed(g: int) -> bool:
+                if S.hi[g] <= P:
+                    return True
+                if q0 >= 0 and q0 in S.gq[g]:
+                    sd = S.side(g, P, q0)
+                    return sd == 1 or (sd == -1 and g in amb)
+                return False
+            lo_i = int(np.searchsorted(S.hi_sorted, P, side="right"))
+            seats: Counter = Counter()  # the QI multiset of the seats from P to the candidate end
+            k2, closed = k, False
+            while k2 < S.nb:
+                if closed and not merge:
+                    break
+                # GG closed by an earlier bucket in every world: only the last group, into which
+                # the tail merges back, may still reach further
+                k_next = S.nb if closed else k2 + 1
+                seats.update(S.seat_q[int(S.bounds[k2]):int(S.bounds[k_next])].tolist())
+                work += int(S.bounds[k_next] - S.bounds[k2]) + 1
+                if work > WORK_LIMIT:
+                    return None, f"more than {WORK_LIMIT:,} steps to list the ways the groups form base groups"
+                k2 = k_next
+                P2 = int(S.bounds[k2])
+                q2 = S.crossing(P2)
+                hi_i = int(np.searchsorted(S.hi_sorted, P2, side="right"))
+                sure = [int(g) for g in S.by_hi[lo_i:hi_i] if not placed(int(g))]
+                free: list[int] = []
+                if q2 >= 0:
+                    sides = {g: S.side(g, P2, q2) for g in S.groups_of_q[q2] if not placed(g)}
+                    if any(sd == -2 for sd in sides.values()):
+                        continue  # a group with values on both sides: no boundary here
+                    sure += [g for g, sd in sides.items() if sd == 1]
+                    free = [g for g, sd in sides.items() if sd == -1]
+                have: Counter = Counter()
+                for g in sure:
+                    have.update(S.gq[g])
+                if p == 0 and q2 < 0 and k2 < S.nb and sure and have == seats and bool(
+                        np.asarray(model.holds(S.gcounts[sure].sum(axis=0)[None, :], domain))[0]):
+                    closed = True  # these seats are these groups in every world, and they hold
+                need = seats.get(q2, 0) - have.get(q2, 0) if q2 >= 0 else 0
+                for pick in _subsets(free, [S.gq[g][q2] for g in free], need):
+                    E = sorted(sure + pick)
+                    got = have.copy()
+                    for g in pick:
+                        got.update(S.gq[g])
+                    if not E or got != seats:
+                        continue
+                    la = _anatomy_log(S.gcounts, E, l)
+                    if la == -inf or _closes_nowhere(S, E, k, k2, model, domain, p):
+                        continue
+                    res = (_base_group(S, E, k, k2, lik_for(k2 - k, True)) if k2 == S.nb else
+                           _chain_group(S, E, k, k2, model, domain, p))
+                    if res is None:
+                        return None, (f"a base group of {P2 - P} people has more than {MAX_CONFIGS:,} ways to seat "
+                                      "its groups and values")
+                    lz, e = res
+                    if lz == -inf:
+                        continue
+                    # the run cut at k2: its one-value groups placed so far (those of k too, if the same run)
+                    amb2 = frozenset(pick) | (amb if q2 >= 0 and q2 == q0 else frozenset()) if q2 >= 0 else frozenset()
+                    dst = (k2, amb2)
+                    alpha[dst] = float(np.logaddexp(alpha.get(dst, -inf), a + la + lz))
+                    trans.append((state, dst, la + lz, e))
+    end: tuple[int, frozenset] = (S.nb, frozenset())
+    if end not in alpha:
+        return None, "no base grouping of GG publishes these groups"
+    beta: dict[tuple[int, frozenset], float] = {end: 0.0}
+    for src, dst, w, _ in sorted(trans, key=lambda t: -t[0][0]):
+        if dst in beta:
+            beta[src] = float(np.logaddexp(beta.get(src, -inf), w + beta[dst]))
+    logZ = alpha[end]
+    seat = np.zeros((S.n, S.n_sa))
+    for src, dst, w, e in trans:
+        if dst in beta:
+            _spread(S, src[0], dst[0], e * float(np.exp(alpha[src] + w + beta[dst] - logZ)), seat)
+    post = np.empty_like(seat)
+    post[S.order] = seat
+    return post, ""
+
+
+def _spread(S: _Seats, k: int, k2: int, e: np.ndarray, seat: np.ndarray) -> None:
+    """Add a base group's expected piece counts ``e`` to its seats (each seat of a piece its
+    share)."""
+    b = S.bounds
+    pi = 0
+    for j in range(k2 - k):
+        a0, a1 = int(b[k + j]), int(b[k + j + 1])
+        qs = S.seat_q[a0:a1]
+        cut = np.flatnonzero(np.r_[True, qs[1:] != qs[:-1], True])
+        for i in range(cut.size - 1):
+            lo, hi = a0 + int(cut[i]), a0 + int(cut[i + 1])
+            seat[lo:hi] += e[pi] / (hi - lo)
+            pi += 1
+
+
+def _subsets(items: list[int], sizes: list[int], need: int) -> Any:
+    """Every sub-list of ``items`` whose ``sizes`` sum to ``need`` (``need`` 0 with no items:
+    the empty one)."""
+    if not items:
+        if need == 0:
+            yield []
+        return
+    if need < 0:
+        return
+
+    def rec(i: int, left: int, chosen: list[int]) -> Any:
+        if left == 0:
+            yield list(chosen)
+            return
+        if i == len(items) or left < 0:
+            return
+        chosen.append(items[i])
+        yield from rec(i + 1, left - sizes[i], chosen)
+        chosen.pop()
+        yield from rec(i + 1, left, chosen)
+    yield from rec(0, need, [])
