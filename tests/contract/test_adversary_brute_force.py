@@ -232,6 +232,28 @@ def test_replay_of_anatomization_over_a_deterministic_base_is_the_brute_force(ba
     assert attr.worst == pytest.approx(max(brute.max(), base_post.max()))
 
 
+def _replay_is_brute_force_in_memory_and_from_files(release, t, brute: np.ndarray, tmp_path) -> None:
+    """The replay (``rerun_limit=1``: nothing re-run) resolves everyone and equals ``brute``,
+    in memory and read back from the saved files, and the certificate's worst figure is its
+    maximum."""
+    from openbook.release import load_release
+
+    adv = make_adversary("replay", rerun_limit=1)
+    release.save(tmp_path / "r.csv")
+    back = load_release(tmp_path / "r.csv")
+    for rel in (release, back):
+        res = adv.run(rel, original=t)
+        assert not res.unresolved.any()
+        if res.targets == ["set:s"]:  # the set's one value
+            got, want = res.posterior, brute[:, [list(map(str, t.sa_domain.values)).index("hiv")]]
+        else:
+            got, want = _columns(res, t), brute
+        np.testing.assert_allclose(got, want, atol=1e-9)
+        cert = certify(rel, original=t, max_risk=1.0, max_reid_risk=1.0, params={"replay": {"rerun_limit": 1}})
+        (f,) = [f for f in cert.findings if f.adversary == "replay"]
+        assert f.ran and not f.n_unresolved and f.max_posterior == pytest.approx(want.max())
+
+
 def _order_ana_outcome(t, w, model, base: str, p, observed) -> Fraction:
     """The probability that anatomization over GG/RGG(p) — people with equal QIs in row
     order, every sequence of RGG's coins, every order of Anatomy's draws — run on the table
@@ -269,7 +291,6 @@ def test_anatomization_over_gg_and_rgg_is_the_brute_force_of_the_files(base, p, 
     order such people by a secret draw, so each one's exact posterior is the mean over the
     people with their QIs. Equal, in memory and read back from the files, and so is the
     certificate's worst figure."""
-    from openbook.release import load_release
 
     rng = np.random.default_rng(seed)
     n = 8
@@ -294,21 +315,8 @@ def test_anatomization_over_gg_and_rgg_is_the_brute_force_of_the_files(base, p, 
     brute = _float(posterior(worlds(), n, t.sa_domain.n_values))
     for r in range(n_same):  # a secret order of equal QIs: the mean over them
         brute[same == r] = brute[same == r].mean(axis=0)
-    adv = make_adversary("replay", rerun_limit=1)
-    assert adv.applies_to(release), adv.applies_to(release).reason
-    release.save(tmp_path / "r.csv")
-    back = load_release(tmp_path / "r.csv")
-    for rel in (release, back):
-        res = adv.run(rel, original=t)
-        assert not res.unresolved.any()
-        if res.targets == ["set:s"]:  # the set's one value
-            got, want = res.posterior, brute[:, [list(map(str, t.sa_domain.values)).index("hiv")]]
-        else:
-            got, want = _columns(res, t), brute
-        np.testing.assert_allclose(got, want, atol=1e-9)
-        cert = certify(rel, original=t, max_risk=1.0, max_reid_risk=1.0, params={"replay": {"rerun_limit": 1}})
-        (f,) = [f for f in cert.findings if f.adversary == "replay"]
-        assert f.ran and not f.n_unresolved and f.max_posterior == pytest.approx(want.max())
+    assert make_adversary("replay", rerun_limit=1).applies_to(release)
+    _replay_is_brute_force_in_memory_and_from_files(release, t, brute, tmp_path)
 
 
 def test_anatomization_past_the_rerun_limit_is_unresolved():
@@ -825,7 +833,6 @@ def test_anatomization_over_strict_mondrian_with_equal_qis_is_the_brute_force_of
     the *people*, the base re-run and every order of Anatomy's draws, kept when the files
     written would be equal to the ones observed. Equal, in memory and read back from the
     files, and so is the certificate's worst figure."""
-    from openbook.release import load_release
 
     rng = np.random.default_rng(seed)
     n = 8
@@ -841,20 +848,7 @@ def test_anatomization_over_strict_mondrian_with_equal_qis_is_the_brute_force_of
     observed = _published_file(t, release.partition.group, sa)
     brute = _float(posterior(_people_worlds(t, observed, model, "anatomize", params, "mondrian"), n,
                              t.sa_domain.n_values))
-    adv = make_adversary("replay", rerun_limit=1)
-    release.save(tmp_path / "r.csv")
-    back = load_release(tmp_path / "r.csv")
-    for rel in (release, back):
-        res = adv.run(rel, original=t)
-        assert not res.unresolved.any()
-        if res.targets == ["set:s"]:  # the set's one value
-            got, want = res.posterior, brute[:, [list(map(str, t.sa_domain.values)).index("hiv")]]
-        else:
-            got, want = _columns(res, t), brute
-        np.testing.assert_allclose(got, want, atol=1e-9)
-        cert = certify(rel, original=t, max_risk=1.0, max_reid_risk=1.0, params={"replay": {"rerun_limit": 1}})
-        (f,) = [f for f in cert.findings if f.adversary == "replay"]
-        assert f.ran and not f.n_unresolved and f.max_posterior == pytest.approx(want.max())
+    _replay_is_brute_force_in_memory_and_from_files(release, t, brute, tmp_path)
 
 
 def test_anatomization_over_mondrian_written_generalized_is_not_replayed_as_bucketized():

@@ -53,8 +53,9 @@ from ...data.table import EncodedTable
 
 #: most count tables (seat groups × value splits) enumerated for one candidate base group
 MAX_CONFIGS = 200_000
-#: most steps (seats looked at, candidate ends) of the search over base groups
-WORK_LIMIT = 3_000_000
+#: most steps of the whole search (seats looked at, candidate ends, count tables and transitions
+#: of the base groups weighed)
+WORK_LIMIT = 2_000_000
 
 
 def _lf(x: Any) -> float:
@@ -71,6 +72,7 @@ class _Seats:
 
         n = table.n_rows
         self.n, self.n_sa, self.l = n, gcounts.shape[1], l
+        self.spent = 0  # steps of the search so far (WORK_LIMIT)
         self.order = order_of(base, table)
         qid, n_q = group_ids(table.qi_codes)
         seat_q = qid[self.order]
@@ -229,7 +231,8 @@ def _chain_group(S: _Seats, E: list[int], k: int, k2: int, model: Any, domain: A
                 opts = [list(_bounded(int(yb[gi]), (vals[gi] - uv[gi]).tolist())) for gi in range(G)]
                 for xs in product(*opts):
                     work += 1
-                    if work > MAX_CONFIGS:
+                    S.spent += 1
+                    if work > MAX_CONFIGS or S.spent > WORK_LIMIT:
                         return None
                     x = np.asarray(xs, dtype=np.int64).reshape(G, V)
                     lx = lw + sum(_lf(yb[gi]) - sum(_lf(a) for a in xs[gi]) for gi in range(G))
@@ -323,7 +326,8 @@ def _base_group(S: _Seats, E: list[int], k: int, k2: int, lik: Any) -> tuple[flo
             splits.append((t, w))
             here *= t.shape[0]
         work += here
-        if work > MAX_CONFIGS:
+        S.spent += here
+        if work > MAX_CONFIGS or S.spent > WORK_LIMIT:
             return None
         # every combination of the groups' value splits, at once
         idx = np.stack(np.meshgrid(*[np.arange(t.shape[0]) for t, _ in splits], indexing="ij"), -1).reshape(-1, G)
@@ -373,7 +377,6 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
 
     # states: (bucket k, the groups of the run cut at k — only its value — already placed)
     alpha: dict[tuple[int, frozenset], float] = {(0, frozenset()): 0.0}
-    work = 0
     trans: list[tuple[tuple[int, frozenset], tuple[int, frozenset], float, np.ndarray]] = []
     for k in range(S.nb):
         for state in [st for st in alpha if st[0] == k]:
@@ -398,14 +401,17 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
                 # the tail merges back, may still reach further
                 k_next = S.nb if closed else k2 + 1
                 seats.update(S.seat_q[int(S.bounds[k2]):int(S.bounds[k_next])].tolist())
-                work += int(S.bounds[k_next] - S.bounds[k2]) + 1
-                if work > WORK_LIMIT:
+                S.spent += int(S.bounds[k_next] - S.bounds[k2]) + 1
+                if S.spent > WORK_LIMIT:
                     return None, f"more than {WORK_LIMIT:,} steps to list the ways the groups form base groups"
                 k2 = k_next
                 P2 = int(S.bounds[k2])
                 q2 = S.crossing(P2)
                 hi_i = int(np.searchsorted(S.hi_sorted, P2, side="right"))
                 sure = [int(g) for g in S.by_hi[lo_i:hi_i] if not placed(int(g))]
+                S.spent += hi_i - lo_i  # the groups looked at (and, below, weighed by Anatomy's factor)
+                if S.spent > WORK_LIMIT:
+                    return None, f"more than {WORK_LIMIT:,} steps to list the ways the groups form base groups"
                 free: list[int] = []
                 if q2 >= 0:
                     sides = {g: S.side(g, P2, q2) for g in S.groups_of_q[q2] if not placed(g)}
@@ -421,6 +427,9 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
                     closed = True  # these seats are these groups in every world, and they hold
                 need = seats.get(q2, 0) - have.get(q2, 0) if q2 >= 0 else 0
                 for pick in _subsets(free, [S.gq[g][q2] for g in free], need):
+                    S.spent += len(sure) + len(pick) + 1
+                    if S.spent > WORK_LIMIT:
+                        return None, f"more than {WORK_LIMIT:,} steps to list the ways the groups form base groups"
                     E = sorted(sure + pick)
                     got = have.copy()
                     for g in pick:
@@ -432,6 +441,8 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
                         continue
                     res = (_base_group(S, E, k, k2, lik_for(k2 - k, True)) if k2 == S.nb else
                            _chain_group(S, E, k, k2, model, domain, p))
+                    if res is None and S.spent > WORK_LIMIT:
+                        return None, f"more than {WORK_LIMIT:,} steps to list the ways the groups form base groups"
                     if res is None:
                         return None, (f"a base group of {P2 - P} people has more than {MAX_CONFIGS:,} ways to seat "
                                       "its groups and values")
