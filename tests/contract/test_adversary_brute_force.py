@@ -232,6 +232,15 @@ def test_replay_of_anatomization_over_a_deterministic_base_is_the_brute_force(ba
     assert attr.worst == pytest.approx(max(brute.max(), base_post.max()))
 
 
+def _tied_table(seed: int, age: str, n: int):
+    """``n`` people of four ages and two sexes (many with equal QIs), three values, the set
+    ``s`` = {hiv}."""
+    rng = np.random.default_rng(seed)
+    df = pd.DataFrame({"age": rng.choice([30, 40, 50, 60], n), "sex": rng.choice(["F", "M"], n),
+                       "disease": rng.choice(["flu", "hiv", "cold"], n, p=[0.4, 0.3, 0.3])})
+    return encode(df, Schema.build(qi=[age, "sex"], sa="disease", sensitive_sets={"s": ["hiv"]}))
+
+
 def _replay_is_brute_force_in_memory_and_from_files(release, t, brute: np.ndarray, tmp_path) -> None:
     """The replay (``rerun_limit=1``: nothing re-run) resolves everyone and equals ``brute``,
     in memory and read back from the saved files, and the certificate's worst figure is its
@@ -292,11 +301,8 @@ def test_anatomization_over_gg_and_rgg_is_the_brute_force_of_the_files(base, p, 
     people with their QIs. Equal, in memory and read back from the files, and so is the
     certificate's worst figure."""
 
-    rng = np.random.default_rng(seed)
     n = 8
-    df = pd.DataFrame({"age": rng.choice([30, 40, 50, 60], n), "sex": rng.choice(["F", "M"], n),
-                       "disease": rng.choice(["flu", "hiv", "cold"], n, p=[0.4, 0.3, 0.3])})
-    t = encode(df, Schema.build(qi=[age, "sex"], sa="disease", sensitive_sets={"s": ["hiv"]}))
+    t = _tied_table(seed, age, n)
     model = make_model(model)
     name, params = (f"{base}-ana", {"p": float(p)} if base == "rgg" else {})
     release = make_algorithm(name, model=model, seed=seed, **params).anonymize(t)
@@ -834,11 +840,8 @@ def test_anatomization_over_strict_mondrian_with_equal_qis_is_the_brute_force_of
     written would be equal to the ones observed. Equal, in memory and read back from the
     files, and so is the certificate's worst figure."""
 
-    rng = np.random.default_rng(seed)
     n = 8
-    df = pd.DataFrame({"age": rng.choice([30, 40, 50, 60], n), "sex": rng.choice(["F", "M"], n),
-                       "disease": rng.choice(["flu", "hiv", "cold"], n, p=[0.4, 0.3, 0.3])})
-    t = encode(df, Schema.build(qi=[age, "sex"], sa="disease", sensitive_sets={"s": ["hiv"]}))
+    t = _tied_table(seed, age, n)
     model = make_model(model)
     params = {"base": "mondrian"}
     release = make_algorithm("anatomize", model=model, seed=seed, **params).anonymize(t)

@@ -65,13 +65,13 @@ def _lf(x: Any) -> float:
 class _Seats:
     """The order's runs and buckets, and the published groups' QI and SA multisets."""
 
-    def __init__(self, base: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray, l: int) -> None:
+    def __init__(self, base: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray) -> None:
         from ...algorithms.greedy import bucket_bounds
         from ...data.grouping import group_ids
         from .greedy import order_of
 
         n = table.n_rows
-        self.n, self.n_sa, self.l = n, gcounts.shape[1], l
+        self.n, self.n_sa = n, gcounts.shape[1]
         self.spent = 0  # steps of the search so far (WORK_LIMIT)
         self.order = order_of(base, table)
         qid, n_q = group_ids(table.qi_codes)
@@ -83,17 +83,15 @@ class _Seats:
         first = np.r_[True, seat_q[1:] != seat_q[:-1]] if n else np.zeros(0, dtype=bool)
         self.ok = int(first.sum()) == n_q
         self.seat_q = seat_q
-        self.run_start, self.run_end = start, start + size  # seats [start, end) of each run
+        self.run_end = start + size  # each run's seats end there
         self.bounds = bucket_bounds(n, base.effective_bucket_size())
         self.nb = self.bounds.size - 1
         m = gcounts.shape[0]
-        self.m = m
         self.gcounts = np.asarray(gcounts, dtype=np.int64)
         pairs, cnt = np.unique(np.asarray(group, dtype=np.int64) * n_q + qid, return_counts=True)
         self.gq: list[dict[int, int]] = [dict() for _ in range(m)]
         for key, c in zip((pairs // n_q).tolist(), zip((pairs % n_q).tolist(), cnt.tolist())):
             self.gq[key][c[0]] = c[1]
-        self.lo = np.array([min(start[q] for q in d) for d in self.gq], dtype=np.int64)
         self.hi = np.array([max(start[q] + size[q] for q in d) for d in self.gq], dtype=np.int64)
         self.by_hi = np.argsort(self.hi, kind="stable")
         self.hi_sorted = self.hi[self.by_hi]
@@ -364,7 +362,7 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
     from .greedy import _single, _sub_holds
     from .kernels import gg_run_likelihood
 
-    S = _Seats(base, table, group, gcounts, l)
+    S = _Seats(base, table, group, gcounts)
     if not S.ok:
         return None, "the order does not keep people with equal QIs together"
     model, domain = base.model, table.sa_domain
