@@ -280,7 +280,9 @@ class Anatomized(Anonymizer):
         """Anatomization of no base is Anatomy (paper 000 §5.3 footnote 4): ``"sa-only"``; over a
         deterministic base, the base re-run on every possible world and Anatomy's draws weighed
         in closed form (``"rerun"``: :mod:`openbook.attacks.replay.anatomized`, within the
-        replay's ``rerun_limit``); over a randomized one no adversary knows it (:attr:`unaware`)."""
+        replay's ``rerun_limit``; over strict Mondrian, GG and RGG by their decisions on any
+        number of worlds, :mod:`openbook.attacks.replay.anatomized_order` for the latter two);
+        over another randomized one no adversary knows it (:attr:`unaware`)."""
         from .registry import algorithm_class
 
         base = params.get("base", cls.default_base)
