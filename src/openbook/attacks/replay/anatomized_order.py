@@ -275,12 +275,7 @@ def _base_group(S: _Seats, E: list[int], k: int, k2: int, lik: Any) -> tuple[flo
     from .engine import leaf_tables
 
     J, V = k2 - k, S.n_sa
-    b = S.bounds
-    pieces: list[tuple[int, int, int]] = []  # (bucket j, run q, seats)
-    for j in range(J):
-        qs = S.seat_q[b[k + j]:b[k + j + 1]]
-        cut = np.flatnonzero(np.r_[True, qs[1:] != qs[:-1], True])
-        pieces.extend((j, int(qs[a]), int(cut[i + 1] - a)) for i, a in enumerate(cut[:-1].tolist()))
+    pieces = _pieces(S, k, k2)
     gpos = {g: i for i, g in enumerate(E)}
     # per run: its pieces' seats over the groups holding it
     per_run: list[tuple[list[int], list[int], np.ndarray, np.ndarray]] = []
@@ -471,17 +466,11 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
 
 def _spread(S: _Seats, k: int, k2: int, e: np.ndarray, seat: np.ndarray) -> None:
     """Add a base group's expected piece counts ``e`` to its seats (each seat of a piece its
-    share)."""
-    b = S.bounds
-    pi = 0
-    for j in range(k2 - k):
-        a0, a1 = int(b[k + j]), int(b[k + j + 1])
-        qs = S.seat_q[a0:a1]
-        cut = np.flatnonzero(np.r_[True, qs[1:] != qs[:-1], True])
-        for i in range(cut.size - 1):
-            lo, hi = a0 + int(cut[i]), a0 + int(cut[i + 1])
-            seat[lo:hi] += e[pi] / (hi - lo)
-            pi += 1
+    share; the pieces lie one after the other along the order)."""
+    pos = int(S.bounds[k])
+    for pi, (_, _, n) in enumerate(_pieces(S, k, k2)):
+        seat[pos:pos + n] += e[pi] / n
+        pos += n
 
 
 def _subsets(items: list[int], sizes: list[int], need: int) -> Any:
