@@ -263,14 +263,68 @@ def _replay_is_brute_force_in_memory_and_from_files(release, t, brute: np.ndarra
         assert f.ran and not f.n_unresolved and f.max_posterior == pytest.approx(want.max())
 
 
-def _order_ana_outcome(t, w, model, base: str, p, observed) -> Fraction:
-    """The probability that anatomization over GG/RGG(p) — people with equal QIs in row
-    order, every sequence of RGG's coins, every order of Anatomy's draws — run on the table
-    with SA codes ``w`` writes the file ``observed`` (:func:`_published_file`)."""
-    from openbook.algorithms.anatomy import anatomize_groups, anatomy_l
+def _anatomy_writes(t, w, bg, nbg, l, observed, memo) -> Fraction:
+    """The probability that Anatomy inside the base groups ``bg`` (SA codes ``w``), over
+    every order of its draws, writes the file ``observed``. Each base group's draws are its
+    own rows' uniform keys, so its part of the file is drawn independently of the others, and
+    rows with equal QIs and values are interchangeable in it: per base group, every distinct
+    order of each value's rows' QIs (each as likely) is run once (``memo``: by the QI
+    multiset of each value's rows), and the parts combined."""
+    from collections import Counter
+
+    from openbook.algorithms.anatomy import anatomize_groups
+
+    qi = np.unique(np.stack([np.asarray(t.columns[c].codes, dtype=np.int64) for c in t.qi_names], axis=1),
+                   axis=0, return_inverse=True)[1].ravel()
+    qi_rows = [tuple(r) for r in np.stack([np.asarray(t.columns[c].codes) for c in t.qi_names], axis=1).tolist()]
+    tw = with_sa(t, w)
+    parts = []
+    for b in range(nbg):
+        rows = np.flatnonzero(bg == b)
+        by_v = {v: rows[w[rows] == v] for v in np.unique(w[rows]).tolist()}
+        key = tuple((v, tuple(sorted(qi[r].tolist()))) for v, r in by_v.items())
+        if key not in memo:
+            one = np.where(bg == b, 0, -1)
+            dist: Counter = Counter()
+            tot = 0
+            # per value, every distinct order of its rows' QIs: keys ranking one row per position
+            orders = [sorted(set(itertools.permutations(sorted(qi[r].tolist())))) for r in by_v.values()]
+            for combo in itertools.product(*orders):
+                k = np.zeros(t.n_rows)
+                for (v, r), seq in zip(by_v.items(), combo):
+                    free = {q: [int(x) for x in r if qi[x] == q] for q in set(seq)}
+                    for rank, q in enumerate(seq):
+                        k[free[q].pop()] = rank
+                g = anatomize_groups(tw, one, 1, l, KeyRng(k[rows]))[0]
+                dist[frozenset(Counter((tuple(sorted(qi_rows[x] for x in np.flatnonzero(g == h).tolist())),
+                                        tuple(sorted(w[g == h].tolist())))
+                                       for h in np.unique(g[g >= 0]).tolist()).items())] += 1
+                tot += 1
+            memo[key] = {part: Fraction(c, tot) for part, c in dist.items()}
+        # only the parts the observed file holds
+        parts.append([(Counter(dict(part)), q) for part, q in memo[key].items()
+                      if all(observed.get(k, 0) >= v for k, v in part)])
+    total = Fraction(0)
+    for combo in itertools.product(*parts):
+        got: Counter = Counter()
+        q = Fraction(1)
+        for part, qp in combo:
+            got.update(part)
+            q *= qp
+        total += q * (got == observed)
+    return total
+
+
+def _order_ana_outcome(t, w, model, base: str, p, observed, memo=None) -> Fraction:
+    """The probability that anatomization over GG/RGG(p)/SG — people with equal QIs in row
+    order, every sequence of RGG's coins, every order of Anatomy's draws
+    (:func:`_anatomy_writes`) — run on the table with SA codes ``w`` writes the file
+    ``observed`` (:func:`_published_file`)."""
+    from openbook.algorithms.anatomy import anatomy_l
 
     tw = with_sa(t, w)
     l = anatomy_l("anatomize", None, model, t)
+    memo = {} if memo is None else memo
 
     def run(coin):
         a = make_algorithm(base, model=model, ties="input", **({"p": float(p)} if base == "rgg" else {}))
@@ -279,13 +333,38 @@ def _order_ana_outcome(t, w, model, base: str, p, observed) -> Fraction:
         return part.group, part.n_groups
     total = Fraction(0)
     for (bg, nbg), q in coin_sequences(run, Fraction(p)):
-        hit = tot = 0
-        for key in within_cell_orders(bg * 1000 + w):
-            g = anatomize_groups(tw, bg, nbg, l, KeyRng(key))[0]
-            tot += 1
-            hit += _published_file(t, g, w) == observed
-        total += q * Fraction(hit, tot)
+        total += q * _anatomy_writes(t, w, bg, nbg, l, observed, memo)
     return total
+
+
+def _order_ana_is_brute_force(base, p, params, age, model, seed, tmp_path, n: int = 8) -> None:
+    """The replay of anatomization over ``base`` on a table of 8 with equal QIs is the brute
+    force of its files (:func:`_order_ana_outcome` over every arrangement of the values over
+    the *people*; the mean over people with equal QIs when the base orders them by a secret
+    draw), in memory and read back from the files."""
+    t = _tied_table(seed, age, n)
+    model = make_model(model)
+    algo = make_algorithm(f"{base}-ana", model=model, seed=seed, **params)
+    release = algo.anonymize(t)
+    qi = np.stack([np.asarray(t.columns[c].codes) for c in t.qi_names], axis=1)
+    same, n_same = np.unique(qi, axis=0, return_inverse=True)[1].ravel(), np.unique(qi, axis=0).shape[0]
+    assert n_same < n  # people with equal QIs
+    sa = np.asarray(t.sa_codes, dtype=np.int64)
+    observed = _published_file(t, release.partition.group, sa)
+    memo: dict = {}
+
+    def worlds():
+        for perm in sorted(set(itertools.permutations(sa.tolist()))):
+            w = np.asarray(perm, dtype=np.int64)
+            q = _order_ana_outcome(t, w, model, base, p, observed, memo)
+            if q:
+                yield w, q
+    brute = _float(posterior(worlds(), n, t.sa_domain.n_values))
+    if algo.interchangeable_ties:
+        for r in range(n_same):  # a secret order of equal QIs: the mean over them
+            brute[same == r] = brute[same == r].mean(axis=0)
+    assert make_adversary("replay", rerun_limit=1).applies_to(release)
+    _replay_is_brute_force_in_memory_and_from_files(release, t, brute, tmp_path)
 
 
 @pytest.mark.parametrize("base, p", [("gg", 0), ("rgg", Fraction(1, 2)), ("rgg", Fraction(1, 4))])
@@ -300,36 +379,39 @@ def test_anatomization_over_gg_and_rgg_is_the_brute_force_of_the_files(base, p, 
     order such people by a secret draw, so each one's exact posterior is the mean over the
     people with their QIs. Equal, in memory and read back from the files, and so is the
     certificate's worst figure."""
+    _order_ana_is_brute_force(base, p, {"p": float(p)} if base == "rgg" else {}, age, model, seed, tmp_path)
 
-    n = 8
-    t = _tied_table(seed, age, n)
-    model = make_model(model)
-    name, params = (f"{base}-ana", {"p": float(p)} if base == "rgg" else {})
-    release = make_algorithm(name, model=model, seed=seed, **params).anonymize(t)
-    qi = np.stack([np.asarray(t.columns[c].codes) for c in t.qi_names], axis=1)
-    same, n_same = np.unique(qi, axis=0, return_inverse=True)[1].ravel(), np.unique(qi, axis=0).shape[0]
-    assert n_same < n  # people with equal QIs
-    sa = np.asarray(t.sa_codes, dtype=np.int64)
-    observed = _published_file(t, release.partition.group, sa)
 
-    def worlds():
-        for perm in sorted(set(itertools.permutations(sa.tolist()))):
-            w = np.asarray(perm, dtype=np.int64)
-            q = _order_ana_outcome(t, w, model, base, p, observed)
-            if q:
-                yield w, q
-    brute = _float(posterior(worlds(), n, t.sa_domain.n_values))
-    for r in range(n_same):  # a secret order of equal QIs: the mean over them
-        brute[same == r] = brute[same == r].mean(axis=0)
-    assert make_adversary("replay", rerun_limit=1).applies_to(release)
-    _replay_is_brute_force_in_memory_and_from_files(release, t, brute, tmp_path)
+_SG_TEN = pytest.mark.slow  # tables of 10: the brute force takes 10-60 s each
+
+
+@pytest.mark.parametrize("ties", ["input", "random"])
+@pytest.mark.parametrize("age, model, seed, n", [
+    ("age", "l=2", 14, 8), ("age:numeric", "simple-l=2,set=s", 14, 8), ("age", "entropy-l=2", 4, 8),
+    ("age", "simple-l=2,set=s", 3, 8), ("age:numeric", "l=2", 16, 8),
+    pytest.param("age", "simple-l=2,set=s", 3, 10, marks=_SG_TEN),
+    pytest.param("age:numeric", "entropy-l=2", 6, 10, marks=_SG_TEN),
+    pytest.param("age", "l=2", 4, 10, marks=_SG_TEN), pytest.param("age", "entropy-l=2", 7, 10, marks=_SG_TEN),
+    pytest.param("age:numeric", "l=2", 1, 10, marks=_SG_TEN),
+    pytest.param("age", "simple-l=2,set=s", 7, 10, marks=_SG_TEN),
+    pytest.param("age", "entropy-l=2", 0, 10, marks=_SG_TEN)])
+def test_anatomization_over_sg_is_the_brute_force_of_the_files(ties, age, model, seed, n, tmp_path):
+    """Anatomization over SG is replayed along SG's even-split tree on any number of worlds
+    (:mod:`openbook.attacks.replay.anatomized_tree`). The same brute force as GG's: every
+    arrangement of the values over the people, SG re-run (equal QIs in row order), every
+    order of Anatomy's draws — on tables of 8 and (slow) of 10, whose SG leaves include a
+    whole table of five groups, halves of several, and leaves of one row. With
+    ``ties="input"`` (SG's default) each person has their own figure; with a secret tie order
+    the mean over their QIs."""
+    _order_ana_is_brute_force("sg", 0, {"ties": ties}, age, model, seed, tmp_path, n=n)
 
 
 def test_anatomization_past_the_rerun_limit_is_unresolved():
     """More possible worlds than ``rerun_limit``: the replay does not guess — its people are
     unresolved, and the certificate fails."""
     t = _tiny(3, n=10)
-    release = make_algorithm("sg-ana", model=make_model("l=2"), seed=3).anonymize(t)
+    # a base re-run on every world (relaxed Mondrian: no replay by its decisions)
+    release = make_algorithm("anatomize", model=make_model("l=2"), seed=3, base="mondrian", strict=False).anonymize(t)
     adv = make_adversary("replay", rerun_limit=2)
     res = adv.run(release, original=t)
     assert res.unresolved.all()
@@ -795,7 +877,8 @@ def test_anatomization_with_people_of_equal_qis_is_unresolved_in_memory_and_from
 
     df = pd.DataFrame({"age": [26, 23, 22, 21, 23, 23], "disease": ["flu", "cold", "hiv", "hiv", "flu", "cold"]})
     t = encode(df, Schema.build(qi=["age:numeric"], sa="disease"))
-    release = make_algorithm("sg-ana", model=make_model("entropy-l=2")).anonymize(t)
+    # a base re-run on every world (relaxed Mondrian): the seating is not replayed
+    release = make_algorithm("anatomize", model=make_model("entropy-l=2"), base="mondrian", strict=False).anonymize(t)
     mem = certify(release, original=t, max_risk=1.0, max_reid_risk=1.0)
     release.save(tmp_path / "r.csv")
     back = certify(load_release(tmp_path / "r.csv"), original=t, max_risk=1.0, max_reid_risk=1.0)

@@ -166,13 +166,10 @@ _PARAMS = {"full-domain": {"levels": [2, 1, 1]}, "art": {"r": 2, "min_support": 
 #: the algorithms whose release an adversary that knows the algorithm certifies (on this table)
 #: (full-domain search: past rerun_limit, replayed by its decisions — tests/unit/attacks/test_lattice_replay.py;
 #: anatomization over strict Mondrian: by its base's refused cuts, over GG/RGG: along the base's
-#: order — test_adversary_brute_force.py)
+#: order, over SG: along its even-split tree — test_adversary_brute_force.py; a base re-run past
+#: rerun_limit: test_anatomization_past_the_rerun_limit_is_unresolved)
 KNOWN = {"gg", "rgg", "sg", "mondrian", "anatomy", "base-ana", "set-anatomy", "full-domain", "generalized-anatomy",
-         "full-domain-search", "anatomize", "gg-ana", "rgg-ana"}
-#: known, but past the replay's rerun_limit on this table: their people are unresolved (anatomization
-#: over SG is re-run on every world within the limit only — tests of the exact replay:
-#: test_adversary_brute_force.py)
-KNOWN_PAST_LIMIT = {"sg-ana"}
+         "full-domain-search", "anatomize", "gg-ana", "rgg-ana", "sg-ana"}
 
 
 def _release_of(name: str, t):
@@ -198,11 +195,8 @@ def test_no_catalog_algorithm_passes_without_an_adversary_that_knows_it(name):
         assert f.ran and f.knows_algorithm and make_adversary(who).knows_algorithm(release)
     else:
         assert who is None or any(f.adversary == who and not f.passes for f in cert.findings), cert.headline()
-    assert (name in KNOWN | KNOWN_PAST_LIMIT) == (who is not None), (name, why)
+    assert (name in KNOWN) == (who is not None), (name, why)
     assert (cert.verdict == "pass") == (name in KNOWN), cert.headline()
-    if name in KNOWN_PAST_LIMIT:
-        (f,) = [f for f in cert.findings if f.adversary == who]
-        assert f.ran and f.n_unresolved and "rerun_limit" in why
 
 
 def test_named_adversaries_without_the_one_that_knows_the_algorithm_do_not_pass():

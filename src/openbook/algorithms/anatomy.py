@@ -281,7 +281,8 @@ class Anatomized(Anonymizer):
         deterministic base, the base re-run on every possible world and Anatomy's draws weighed
         in closed form (``"rerun"``: :mod:`openbook.attacks.replay.anatomized`, within the
         replay's ``rerun_limit``; over strict Mondrian, GG and RGG by their decisions on any
-        number of worlds, :mod:`openbook.attacks.replay.anatomized_order` for the latter two);
+        number of worlds, :mod:`openbook.attacks.replay.anatomized_order` for the latter two, and
+        over SG by its even-split tree, :mod:`openbook.attacks.replay.anatomized_tree`);
         over another randomized one no adversary knows it (:attr:`unaware`)."""
         from .registry import algorithm_class
 
@@ -307,11 +308,11 @@ class Anatomized(Anonymizer):
     def interchangeable_ties(self) -> bool:
         """Over a strict Mondrian base, yes: its cuts never part people with equal QIs and
         Anatomy seats a base group's rows by uniform random keys
-        (:mod:`openbook.attacks.replay.anatomized`). Over GG/RGG when they order ties by a
-        secret draw (``ties="random"``, their default): the replay along the order gives each
-        seat its posterior, and who sits where in a run is that draw
-        (:mod:`openbook.attacks.replay.anatomized_order`)."""
-        if self.base in ("gg", "rgg"):
+        (:mod:`openbook.attacks.replay.anatomized`). Over GG/RGG/SG when they order ties by a
+        secret draw (``ties="random"``, GG's and RGG's default): the replay along the order
+        gives each seat its posterior, and who sits where in a run is that draw
+        (:mod:`openbook.attacks.replay.anatomized_order`, :mod:`~openbook.attacks.replay.anatomized_tree`)."""
+        if self.base in ("gg", "rgg", "sg"):
             from .registry import make_algorithm
 
             return bool(make_algorithm(self.base, model=self.model, **self.base_params).ties_at_random)

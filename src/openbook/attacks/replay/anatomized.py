@@ -176,13 +176,18 @@ class _UnionWalk(SplitWalk):
         return out
 
 
-#: bases whose anatomization is replayed along their order (:mod:`.anatomized_order`)
-ORDER_BASES = ("gg", "rgg")
+#: bases whose anatomization is replayed along their order (:mod:`.anatomized_order`; SG's
+#: even-split tree over it, :mod:`.anatomized_tree`)
+ORDER_BASES = ("gg", "rgg", "sg")
 
 
 def anatomized_reason(params: dict[str, Any], over: bool) -> str | None:
     """How the certificate says a run with ``params`` is replayed without a re-run (module
     docstring), or ``None`` (its worlds are re-run within ``rerun_limit``)."""
+    if params.get("base") == "sg":
+        return ("weighed along SG's even-split tree — every way the files' groups can form SG's base groups "
+                "(the tree's leaves), each weighed by Anatomy's draws, every node above them split and every leaf "
+                "refused, over every seating of the people and values inside (exact, no re-run)")
     if params.get("base") in ORDER_BASES:
         return ("weighed along its base's order — every way the files' groups can form GG/RGG's base groups "
                 "(bucket runs), each weighed by Anatomy's draws and the probability that the base closes each "
@@ -196,8 +201,8 @@ def anatomized_reason(params: dict[str, Any], over: bool) -> str | None:
 def anatomized_shortcut_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray,
                               levels: Any = None) -> tuple[list | None, str]:
     """The units of anatomization replayed without a re-run — over a strict Mondrian base
-    (:func:`anatomized_mondrian_units`) or GG/RGG (:mod:`.anatomized_order`) — or
-    ``(None, why)``."""
+    (:func:`anatomized_mondrian_units`), GG/RGG (:mod:`.anatomized_order`) or SG
+    (:mod:`.anatomized_tree`) — or ``(None, why)``."""
     if getattr(algo, "base", None) in ORDER_BASES:
         return anatomized_order_units(algo, table, group, gcounts, levels)
     return anatomized_mondrian_units(algo, table, group, gcounts, levels)
@@ -205,10 +210,12 @@ def anatomized_shortcut_units(algo: Any, table: EncodedTable, group: np.ndarray,
 
 def anatomized_order_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray,
                            levels: Any = None) -> tuple[list | None, str]:
-    """One unit whose posteriors :func:`.anatomized_order.greedy_posterior` computes."""
+    """One unit whose posteriors :func:`.anatomized_order.greedy_posterior` (GG/RGG) or
+    :func:`.anatomized_tree.sg_posterior` (SG) computes."""
     from ...algorithms.anatomy import anatomy_l
     from ...algorithms.registry import make_algorithm
     from .anatomized_order import greedy_posterior
+    from .anatomized_tree import sg_posterior
     from .engine import Unit
 
     if np.any(group < 0):
@@ -217,7 +224,7 @@ def anatomized_order_units(algo: Any, table: EncodedTable, group: np.ndarray, gc
     if base.order != "lex":
         return None, f"a {base.order} order may sort people with different QIs by the secret tie order"
     l = anatomy_l(algo.name, algo.l, algo.model, table)
-    post, why = greedy_posterior(base, table, np.asarray(group, dtype=np.int64), gcounts, l)
+    post, why = (sg_posterior if algo.base == "sg" else greedy_posterior)(base, table, np.asarray(group, dtype=np.int64), gcounts, l)
     if post is None:
         return None, why
     rows = np.argsort(group, kind="stable")

@@ -63,7 +63,8 @@ def _lf(x: Any) -> float:
 
 
 class _Seats:
-    """The order's runs and buckets, and the published groups' QI and SA multisets."""
+    """The order's runs and buckets (GG/RGG's; one bucket for a base without), and the
+    published groups' QI and SA multisets."""
 
     def __init__(self, base: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray) -> None:
         from ...algorithms.greedy import bucket_bounds
@@ -84,7 +85,8 @@ class _Seats:
         self.ok = int(first.sum()) == n_q
         self.seat_q = seat_q
         self.run_end = start + size  # each run's seats end there
-        self.bounds = bucket_bounds(n, base.effective_bucket_size())
+        self.bounds = (bucket_bounds(n, base.effective_bucket_size()) if hasattr(base, "effective_bucket_size")
+                       else np.array([0, n], dtype=np.int64))
         self.nb = self.bounds.size - 1
         m = gcounts.shape[0]
         self.gcounts = np.asarray(gcounts, dtype=np.int64)
@@ -162,12 +164,13 @@ def _closes_nowhere(S: _Seats, E: list[int], k: int, k2: int, model: Any, domain
     return bool(np.any(np.asarray(verdict) == 1))
 
 
-def _pieces(S: _Seats, k: int, k2: int) -> list[tuple[int, int, int]]:
-    """The base group's pieces ``(bucket j, run q, seats)`` — bucket by bucket, runs in order."""
+def _pieces(S: _Seats, cuts: Any) -> list[tuple[int, int, int]]:
+    """The pieces ``(bucket j, run q, seats)`` of the seats from ``cuts[0]`` to ``cuts[-1]``,
+    bucket ``j`` the seats ``cuts[j]..cuts[j+1]`` — bucket by bucket, runs in order."""
     out: list[tuple[int, int, int]] = []
-    b = S.bounds
-    for j in range(k2 - k):
-        qs = S.seat_q[b[k + j]:b[k + j + 1]]
+    b = [int(c) for c in cuts]
+    for j in range(len(b) - 1):
+        qs = S.seat_q[b[j]:b[j + 1]]
         cut = np.flatnonzero(np.r_[True, qs[1:] != qs[:-1], True])
         out.extend((j, int(qs[a]), int(cut[i + 1] - a)) for i, a in enumerate(cut[:-1].tolist()))
     return out
@@ -195,7 +198,7 @@ def _chain_group(S: _Seats, E: list[int], k: int, k2: int, model: Any, domain: A
     from math import inf
 
     J, V, G = k2 - k, S.n_sa, len(E)
-    pieces = _pieces(S, k, k2)
+    pieces = _pieces(S, S.bounds[k:k2 + 1])
     keys = [(gi, q) for gi, g in enumerate(E) for q in sorted(S.gq[g])]
     kpos = {kq: i for i, kq in enumerate(keys)}
     capq = [S.gq[E[gi]][q] for gi, q in keys]
@@ -268,14 +271,15 @@ def _chain_group(S: _Seats, E: list[int], k: int, k2: int, model: Any, domain: A
     return logZ, out
 
 
-def _base_group(S: _Seats, E: list[int], k: int, k2: int, lik: Any) -> tuple[float, np.ndarray] | None:
-    """``(log Z(E), expected SA counts per (bucket, run) piece)`` of the base group of buckets
-    ``k..k2-1`` holding the groups ``E`` (module docstring): ``(-inf, ·)`` when no seat world
-    of it closes there; ``None`` past :data:`MAX_CONFIGS`."""
+def _base_group(S: _Seats, E: list[int], cuts: Any, lik: Any) -> tuple[float, np.ndarray] | None:
+    """``(log Z(E), expected SA counts per (bucket, run) piece)`` of the base group of the
+    seats ``cuts[0]..cuts[-1]`` holding the groups ``E`` (module docstring), its buckets cut at
+    ``cuts``: ``Z(E)`` sums ``lik`` of the buckets' counts ``(W, J, V)`` over its seat worlds —
+    ``(-inf, ·)`` when none has weight; ``None`` past :data:`MAX_CONFIGS`."""
     from .engine import leaf_tables
 
-    J, V = k2 - k, S.n_sa
-    pieces = _pieces(S, k, k2)
+    J, V = len(cuts) - 1, S.n_sa
+    pieces = _pieces(S, cuts)
     gpos = {g: i for i, g in enumerate(E)}
     # per run: its pieces' seats over the groups holding it
     per_run: list[tuple[list[int], list[int], np.ndarray, np.ndarray]] = []
@@ -432,7 +436,7 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
                     la = _anatomy_log(S.gcounts, E, l)
                     if la == -inf or _closes_nowhere(S, E, k, k2, model, domain, p):
                         continue
-                    res = (_base_group(S, E, k, k2, lik_for(k2 - k, True)) if k2 == S.nb else
+                    res = (_base_group(S, E, S.bounds[k:k2 + 1], lik_for(k2 - k, True)) if k2 == S.nb else
                            _chain_group(S, E, k, k2, model, domain, p))
                     if res is None and S.spent > WORK_LIMIT:
                         return None, f"more than {WORK_LIMIT:,} steps to list the ways the groups form base groups"
@@ -458,17 +462,17 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
     seat = np.zeros((S.n, S.n_sa))
     for src, dst, w, e in trans:
         if dst in beta:
-            _spread(S, src[0], dst[0], e * float(np.exp(alpha[src] + w + beta[dst] - logZ)), seat)
+            _spread(S, S.bounds[src[0]:dst[0] + 1], e * float(np.exp(alpha[src] + w + beta[dst] - logZ)), seat)
     post = np.empty_like(seat)
     post[S.order] = seat
     return post, ""
 
 
-def _spread(S: _Seats, k: int, k2: int, e: np.ndarray, seat: np.ndarray) -> None:
-    """Add a base group's expected piece counts ``e`` to its seats (each seat of a piece its
-    share; the pieces lie one after the other along the order)."""
-    pos = int(S.bounds[k])
-    for pi, (_, _, n) in enumerate(_pieces(S, k, k2)):
+def _spread(S: _Seats, cuts: Any, e: np.ndarray, seat: np.ndarray) -> None:
+    """Add a base group's expected piece counts ``e`` (its seats cut at ``cuts``) to its seats
+    (each seat of a piece its share; the pieces lie one after the other along the order)."""
+    pos = int(cuts[0])
+    for pi, (_, _, n) in enumerate(_pieces(S, cuts)):
         seat[pos:pos + n] += e[pi] / n
         pos += n
 
@@ -483,11 +487,13 @@ def _subsets(items: list[int], sizes: list[int], need: int) -> Any:
     if need < 0:
         return
 
+    rest = np.r_[np.cumsum(sizes[::-1])[::-1], 0].tolist()  # the sizes from i on
+
     def rec(i: int, left: int, chosen: list[int]) -> Any:
         if left == 0:
             yield list(chosen)
             return
-        if i == len(items) or left < 0:
+        if i == len(items) or left < 0 or left > rest[i]:
             return
         chosen.append(items[i])
         yield from rec(i + 1, left - sizes[i], chosen)

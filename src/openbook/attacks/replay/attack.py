@@ -45,11 +45,11 @@ DECISION_REPLAYS: dict[str, Any] = {"gg": gg_units, "rgg": gg_units, "sg": sg_un
 #: algorithms re-run on every world ("rerun") whose worlds their own decisions weigh instead,
 #: on any number of worlds: name -> units(algo, table, group, gcounts, levels) -> (units | None, why)
 RERUN_SHORTCUTS: dict[str, Any] = {"full-domain-search": lattice_units,
-                                   **{name: anatomized_shortcut_units for name in ("anatomize", "gg-ana", "rgg-ana")}}
+                                   **{name: anatomized_shortcut_units for name in ("anatomize", "gg-ana", "rgg-ana", "sg-ana")}}
 #: what a shortcut weighs the worlds by, as the certificate says it: name -> reason(params, over
 #: rerun_limit) -> the sentence, or ``None`` when the worlds are re-run instead
 SHORTCUT_REASONS: dict[str, Any] = {"full-domain-search": lattice_reason,
-                                    **{name: anatomized_reason for name in ("anatomize", "gg-ana", "rgg-ana")}}
+                                    **{name: anatomized_reason for name in ("anatomize", "gg-ana", "rgg-ana", "sg-ana")}}
 #: algorithms re-run on every world within ``rerun_limit`` whose weight is a probability, not a
 #: yes/no (random draws): name -> units(algo, table, group, gcounts, levels) -> (units | None, why)
 RERUN_WEIGHTS: dict[str, Any] = {name: anatomized_units for name in ("anatomize", "gg-ana", "rgg-ana", "sg-ana")}
