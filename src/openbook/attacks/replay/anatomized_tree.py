@@ -26,7 +26,13 @@ placed left of it. So the weight is an inside–outside sum over the tree:
 ``I(N, a, b) = [N holds, unless N is the root] · (leaf(N, a, b) + Σ_m I(N₁, a, m) I(N₂, m, b))``
 with ``a, b, m`` the states at ``N``'s ends and middle; the outside pass gives each leaf term
 its probability and each seat its expected counts. Exact; ``None`` (the re-run within
-``rerun_limit``, else unresolved) past the budgets of :mod:`.anatomized_order`.
+``rerun_limit``, else unresolved) past the budgets of :mod:`.anatomized_order`, or when a
+boundary has more than :data:`MAX_STATES` states (Adult: runs of a hundred people with equal
+QIs, their one-value groups parted in too many ways).
+
+The condition "every node above the frontier holds" is kept although, for the models Anatomy
+accepts, a union of its groups holds whenever they do (they are ℓ-diverse with at most one
+row of each value per ℓ-group) — it is SG's rule, cheap, and not the test's to assume.
 
 Checked against a brute force over the people (every arrangement of the values, SG re-run,
 every order of Anatomy's draws, kept when the files it writes are the observed ones):
@@ -61,7 +67,8 @@ class _Tree:
     def __init__(self, n: int) -> None:
         from ...algorithms.symmetric import sg_split_point
 
-        self.lo, self.hi, self.kids = [0], [n], []
+        self.lo, self.hi = [0], [n]
+        self.kids: list[tuple[int, int] | None] = []
         i = 0
         while i < len(self.lo):
             a, b = self.lo[i], self.hi[i]
@@ -73,6 +80,11 @@ class _Tree:
             else:
                 self.kids.append(None)
             i += 1
+
+    def cuts(self, i: int) -> list[int]:
+        """Node ``i``'s seats as a leaf's buckets: its two halves (one bucket under two rows)."""
+        kids = self.kids[i]
+        return [self.lo[i], self.hi[i]] if kids is None else [self.lo[i], self.hi[kids[0]], self.hi[i]]
 
 
 class _Boundaries:
@@ -180,9 +192,7 @@ def sg_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts: np.
         leaf, e = -inf, None
         la = _anatomy_log(S.gcounts, E, l)
         if la > -inf:
-            kid = tree.kids[i]
-            res = (_base_group(S, E, [lo, tree.hi[kid[0]], hi], refused) if kid is not None
-                   else _base_group(S, E, [lo, hi], whole))
+            res = _base_group(S, E, tree.cuts(i), whole if tree.kids[i] is None else refused)
             if res is None:
                 raise _Stop(too_long if S.spent > WORK_LIMIT else
                             f"a base group of {hi - lo} people has more than {MAX_CONFIGS:,} ways to seat its "
@@ -191,8 +201,9 @@ def sg_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts: np.
                 leaf, e = la + res[0], res[1]
         splits = []
         tot = leaf
-        if tree.kids[i] is not None:
-            k1, k2 = tree.kids[i]
+        kids = tree.kids[i]
+        if kids is not None:
+            k1, k2 = kids
             for m in B.states(tree.hi[k1]):
                 l1 = solve(k1, a, m)
                 if l1 == -inf:
@@ -220,11 +231,10 @@ def sg_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts: np.
             continue
         i, a, b = key
         if leaf > -inf:
-            kid = tree.kids[i]
-            cuts = [tree.lo[i], tree.hi[kid[0]], tree.hi[i]] if kid is not None else [tree.lo[i], tree.hi[i]]
-            _spread(S, cuts, e * float(np.exp(o + leaf - logZ)), seat)
-        if splits:
-            k1, k2 = tree.kids[i]
+            _spread(S, tree.cuts(i), e * float(np.exp(o + leaf - logZ)), seat)
+        kids = tree.kids[i]
+        if kids is not None:
+            k1, k2 = kids
             for m, l1, l2 in splits:
                 outside[(k1, a, m)] = float(np.logaddexp(outside.get((k1, a, m), -inf), o + l2))
                 outside[(k2, m, b)] = float(np.logaddexp(outside.get((k2, m, b), -inf), o + l1))
