@@ -30,9 +30,9 @@ its probability and each seat its expected counts. Exact; ``None`` (the re-run w
 boundary has more than :data:`MAX_STATES` states (Adult: runs of a hundred people with equal
 QIs, their one-value groups parted in too many ways).
 
-The condition "every node above the frontier holds" is kept although, for the models Anatomy
-accepts, a union of its groups holds whenever they do (they are ℓ-diverse with at most one
-row of each value per ℓ-group) — it is SG's rule, cheap, and not the test's to assume.
+The condition "every node above the frontier holds" never binds under distinct, entropy or
+simple ℓ-diversity (a union of groups that hold holds, and every published group holds); it
+is SG's rule, cheap, and kept for models without that property (recursive (c, ℓ)).
 
 Checked against a brute force over the people (every arrangement of the values, SG re-run,
 every order of Anatomy's draws, kept when the files it writes are the observed ones):
