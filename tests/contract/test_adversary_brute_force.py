@@ -276,7 +276,6 @@ def _anatomy_writes(t, w, bg, nbg, l, observed, memo) -> Fraction:
 
     qi = np.unique(np.stack([np.asarray(t.columns[c].codes, dtype=np.int64) for c in t.qi_names], axis=1),
                    axis=0, return_inverse=True)[1].ravel()
-    qi_rows = [tuple(r) for r in np.stack([np.asarray(t.columns[c].codes) for c in t.qi_names], axis=1).tolist()]
     tw = with_sa(t, w)
     parts = []
     for b in range(nbg):
@@ -296,9 +295,7 @@ def _anatomy_writes(t, w, bg, nbg, l, observed, memo) -> Fraction:
                     for rank, q in enumerate(seq):
                         k[free[q].pop()] = rank
                 g = anatomize_groups(tw, one, 1, l, KeyRng(k[rows]))[0]
-                dist[frozenset(Counter((tuple(sorted(qi_rows[x] for x in np.flatnonzero(g == h).tolist())),
-                                        tuple(sorted(w[g == h].tolist())))
-                                       for h in np.unique(g[g >= 0]).tolist()).items())] += 1
+                dist[frozenset(_published_file(t, g, w).items())] += 1
                 tot += 1
             memo[key] = {part: Fraction(c, tot) for part, c in dist.items()}
         # only the parts the observed file holds
@@ -338,7 +335,7 @@ def _order_ana_outcome(t, w, model, base: str, p, observed, memo=None) -> Fracti
 
 
 def _order_ana_is_brute_force(base, p, params, age, model, seed, tmp_path, n: int = 8) -> None:
-    """The replay of anatomization over ``base`` on a table of 8 with equal QIs is the brute
+    """The replay of anatomization over ``base`` on a table of ``n`` with equal QIs is the brute
     force of its files (:func:`_order_ana_outcome` over every arrangement of the values over
     the *people*; the mean over people with equal QIs when the base orders them by a secret
     draw), in memory and read back from the files."""
@@ -382,7 +379,7 @@ def test_anatomization_over_gg_and_rgg_is_the_brute_force_of_the_files(base, p, 
     _order_ana_is_brute_force(base, p, {"p": float(p)} if base == "rgg" else {}, age, model, seed, tmp_path)
 
 
-_SG_TEN = pytest.mark.slow  # tables of 10: the brute force takes 10-60 s each
+_SG_TEN = pytest.mark.slow  # tables of 10: the brute force takes up to ~20 s each (8: a few seconds)
 
 
 @pytest.mark.parametrize("ties", ["input", "random"])
