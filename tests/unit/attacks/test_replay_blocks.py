@@ -277,3 +277,31 @@ def test_blocks_of_one_class_enumerated_apart_equal_every_table():
         all_w = np.exp(logw - logw.max())
         assert share == pytest.approx(all_w[keep].sum() / all_w.sum(), rel=1e-9)
     assert none >= 10 and split == done
+
+
+def test_pass_bootstrap_has_the_law_of_the_full_poisson_bootstrap():
+    """``blocks.pass_bootstrap`` draws multiplicities for the passing arrangements only and
+    one Poisson(m − passes) for the failing ones' total: its replicates must have the law of
+    multiplying every one of the ``m`` draws by its own Poisson(1) — pass rate and passes'
+    mean shares alike, compared in mean and variance over many replicates (3 standard
+    errors; with the failing draws' total left out the pass rate is ≈ 1, far off)."""
+    rng = np.random.default_rng(11)
+    m, reps = 40, 40_000
+    x = rng.random((m, 3))
+    ok = np.zeros(m, dtype=bool)
+    ok[rng.choice(m, 12, replace=False)] = True
+    pb, mu_b, nb = blocks.pass_bootstrap(x[ok], m, np.random.default_rng(1), reps)
+    pw = np.random.default_rng(2).poisson(1.0, size=(reps, m)).astype(np.float64)  # every draw multiplied
+    nb_full = pw[:, ok].sum(axis=1)
+    pb_full = nb_full / np.maximum(pw.sum(axis=1), 1.0)
+    keep, keep_full = nb > 0, nb_full > 0
+    mu_full = (pw[:, ok] @ x[ok]) / np.maximum(nb_full, 1.0)[:, None]
+    for a, b in ((pb, pb_full), (mu_b[keep, 0], mu_full[keep_full, 0]), (mu_b[keep, 2], mu_full[keep_full, 2])):
+        se = math.sqrt(a.var() / a.size + b.var() / b.size)
+        assert abs(a.mean() - b.mean()) <= 3 * se
+        # variances: the sample variance's standard error from the fourth moment
+        va, vb = a.var(), b.var()
+        se_v = math.sqrt((((a - a.mean()) ** 4).mean() - va ** 2) / a.size
+                         + (((b - b.mean()) ** 4).mean() - vb ** 2) / b.size)
+        assert abs(va - vb) <= 3 * se_v
+    assert np.array_equal(nb, np.rint(nb)) and (nb == 0).sum() == (~keep).sum()
