@@ -42,6 +42,7 @@ writes are the observed ones): ``tests/contract/test_adversary_brute_force.py``.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from itertools import product
 from math import lgamma
@@ -176,6 +177,30 @@ def _pieces(S: _Seats, cuts: Any) -> list[tuple[int, int, int]]:
     return out
 
 
+_SPLITS: dict[tuple[int, tuple[int, ...]], tuple[np.ndarray, np.ndarray]] = {}
+
+
+def _splits(n: int, caps: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Every way ``x`` (rows) to take ``n`` values from a group with ``caps`` of each left,
+    and ``log(n! / Π x_v!)`` of each (cached: the same few recur throughout a search)."""
+    key = (n, caps)
+    hit = _SPLITS.get(key)
+    if hit is None:
+        xs = np.array(list(_bounded(n, list(caps))), dtype=np.int64).reshape(-1, len(caps))
+        lw = np.array([_lf(n) - sum(_lf(a) for a in r) for r in xs.tolist()], dtype=np.float64)
+        if len(_SPLITS) > 100_000:
+            _SPLITS.clear()
+        hit = _SPLITS[key] = (xs, lw)
+    return hit
+
+
+def _logadd(a: float, b: float) -> float:
+    """``log(e^a + e^b)``."""
+    if a < b:
+        a, b = b, a
+    return a if b == -math.inf else a + math.log1p(math.exp(b - a))
+
+
 def _bounded(n: int, caps: list[int]) -> Any:
     """Every tuple ``0 <= t_i <= caps[i]`` summing to ``n``."""
     if not caps:
@@ -209,49 +234,82 @@ def _chain_group(S: _Seats, E: list[int], k: int, k2: int, model: Any, domain: A
     work = 0
     for j in range(J):
         mine = [pi for pi, pc in enumerate(pieces) if pc[0] == j]
-        cand: list[tuple[Any, Any, float, np.ndarray, np.ndarray]] = []
+        # batches of candidates: (source state, their end states, log weights, expected piece
+        # counts (W, pieces here, V), bucket totals so far (W, V))
+        cand: list[tuple[Any, list, np.ndarray, np.ndarray, np.ndarray]] = []
         for st, _ in alphas[-1].items():
             usedq, usedv = st
             uv = np.asarray(usedv, dtype=np.int64).reshape(G, V)
+            left = [tuple(r) for r in (vals - uv).tolist()]  # each group's values not yet used
             per_piece = []
-            for pi in mine:
+            for r, pi in enumerate(mine):
                 _, q, n = pieces[pi]
                 gis = [gi for gi in range(G) if (gi, q) in kpos]
-                caps = [capq[kpos[(gi, q)]] - usedq[kpos[(gi, q)]] for gi in gis]
-                per_piece.append([(pi, q, gis, t) for t in _bounded(n, caps)])
+                ks = [kpos[(gi, q)] for gi in gis]
+                caps = [capq[k_] - usedq[k_] for k_ in ks]
+                per_piece.append([(r, gis, ks, t, _lf(n) - sum(_lf(a) for a in t)) for t in _bounded(n, caps)])
             for seat in product(*per_piece):
                 nq = list(usedq)
-                y = np.zeros((len(mine), G), dtype=np.int64)
+                y = [[0] * G for _ in mine]
+                yb = [0] * G
                 lw = 0.0
-                for r, (pi, q, gis, t) in enumerate(seat):
-                    lw += _lf(pieces[pi][2]) - sum(_lf(a) for a in t)
-                    for gi, a in zip(gis, t):
-                        y[r, gi] = a
-                        nq[kpos[(gi, q)]] += a
-                yb = y.sum(axis=0)
-                opts = [list(_bounded(int(yb[gi]), (vals[gi] - uv[gi]).tolist())) for gi in range(G)]
-                for xs in product(*opts):
-                    work += 1
-                    S.spent += 1
-                    if work > MAX_CONFIGS or S.spent > WORK_LIMIT:
-                        return None
-                    x = np.asarray(xs, dtype=np.int64).reshape(G, V)
-                    lx = lw + sum(_lf(yb[gi]) - sum(_lf(a) for a in xs[gi]) for gi in range(G))
-                    nv = uv + x
-                    share = np.divide(y, yb, out=np.zeros(y.shape), where=yb > 0)
-                    cand.append((st, (tuple(nq), tuple(nv.ravel().tolist())), lx, share @ x, nv.sum(axis=0)))
+                for r, gis, ks, t, lt in seat:
+                    lw += lt
+                    for gi, k_, a in zip(gis, ks, t):
+                        y[r][gi] = a
+                        yb[gi] += a
+                        nq[k_] += a
+                # each group's ways to take its values here, and their log weights
+                opts = [_splits(yb[gi], left[gi]) for gi in range(G)]
+                n_tot = 1
+                for o in opts:
+                    n_tot *= o[0].shape[0]
+                room = min(MAX_CONFIGS - work, WORK_LIMIT - S.spent)
+                if n_tot > room:  # the budgets, counted candidate by candidate
+                    S.spent += room + 1
+                    return None
+                work += n_tot
+                S.spent += n_tot
+                if n_tot == 0:
+                    continue
+                # every combination of the groups' ways (most groups have one: taken as it is)
+                x1 = np.zeros((G, V), dtype=np.int64)
+                multi = []
+                for gi, (ox, ol) in enumerate(opts):
+                    if ox.shape[0] == 1:
+                        x1[gi] = ox[0]
+                        lw += float(ol[0])
+                    else:
+                        multi.append(gi)
+                x = np.repeat(x1[None], n_tot, axis=0)  # (W, G, V)
+                lx = np.full(n_tot, lw)
+                if multi:
+                    grid = np.indices([opts[gi][0].shape[0] for gi in multi]).reshape(len(multi), -1)
+                    for m_, gi in enumerate(multi):
+                        x[:, gi] = opts[gi][0][grid[m_]]
+                        lx += opts[gi][1][grid[m_]]
+                nv = uv[None] + x
+                ya, yba = np.array(y, dtype=np.float64).reshape(len(mine), G), np.array(yb, dtype=np.float64)
+                share = np.divide(ya, yba, out=np.zeros(ya.shape), where=yba > 0)
+                dst = [(tuple(nq), tuple(r)) for r in nv.reshape(nv.shape[0], -1).tolist()]
+                cand.append((st, dst, lx, np.einsum("rg,wgv->wrv", share, x), nv.sum(axis=1)))
         if not cand:
             return float("-inf"), np.zeros((len(pieces), V))
-        h = np.asarray(model.holds(np.stack([c[4] for c in cand]), domain), dtype=bool)
+        h = np.asarray(model.holds(np.concatenate([c[4] for c in cand]), domain), dtype=bool)
         f = np.where(h, p, 1.0) if j < J - 1 else np.where(h, 1.0 - p, 0.0)
+        with np.errstate(divide="ignore"):
+            logf = np.log(f)
         nxt: dict = {}
         step = []
-        for c, fi in zip(cand, f.tolist()):
-            if fi <= 0:
-                continue
-            w = c[2] + float(np.log(fi))
-            nxt[c[1]] = float(np.logaddexp(nxt.get(c[1], -inf), alphas[-1][c[0]] + w))
-            step.append((c[0], c[1], w, c[3]))
+        at = 0
+        for src, dsts, lx, e, _ in cand:
+            a0 = alphas[-1][src]
+            for i, (d, w) in enumerate(zip(dsts, (lx + logf[at:at + lx.size]).tolist())):
+                if w == -inf:
+                    continue
+                nxt[d] = _logadd(nxt.get(d, -inf), a0 + w)
+                step.append((src, d, w, e[i]))
+            at += lx.size
         if not nxt:
             return float("-inf"), np.zeros((len(pieces), V))
         alphas.append(nxt)
