@@ -9,13 +9,16 @@ certified (every adversary that applies) in a process of its own with a time lim
   seconds, and their ratio;
 * the 300-row table (age 20-70, a 4-value zip, 4 SA values; seed 0), ``l=2``,
   ``max_risk=1.0``, with age categorical and with age numeric: verdict, unresolved, certify
-  seconds (target: under 5 s, nobody unresolved).
+  seconds (target: under 5 s, nobody unresolved);
+* tables of the same shape and seed with 50, 1,000, 3,000 and 10,000 rows: unresolved people
+  and certify seconds per algorithm (targets: nobody unresolved, no adversary above 5 s).
 
 An algorithm that does not accept the model (or the table) says why in one cell.
 
     .venv/bin/python bench/bench_certificate_table.py                 # prints the Markdown
     .venv/bin/python bench/bench_certificate_table.py --write-docs    # also rewrites the table in docs/certificate.md
     .venv/bin/python bench/bench_certificate_table.py --only small    # just the 300-row table
+    .venv/bin/python bench/bench_certificate_table.py --only sizes    # random tables, 50 to 10^4 rows
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ else:
     from openbook.data.schema import Schema
     from openbook.data.table import encode
     rng = np.random.default_rng(0)
-    n = 300
+    n = spec.get("n", 300)
     df = pd.DataFrame({"age": rng.integers(20, 71, n), "zip": rng.choice(["z1", "z2", "z3", "z4"], n),
                        "disease": rng.choice(["flu", "cold", "hiv", "cancer"], n)})
     table = encode(df, Schema.build(qi=[spec["age"], "zip"], sa="disease"))
@@ -163,6 +166,40 @@ def small_table(timeout: float) -> str:
     return head + "\n".join(body) + "\n"
 
 
+#: random tables of the issue's shape (age 20-70, a 4-value zip, 4 SA values), l = 2
+SIZES = (50, 1000, 3000, 10_000)
+
+
+def sizes_table(timeout: float) -> str:
+    """Per algorithm that accepts ``l=2`` and size: unresolved people and certify seconds,
+    age categorical / numeric (issue 25: nobody unresolved from 50 to 10^4 rows, no adversary
+    above 5 s)."""
+    cols = [(n, age) for n in SIZES for age in ("age", "age:numeric")]
+    head = ("| algorithm | " + " | ".join(f"{n:,} {'cat.' if a == 'age' else 'num.'}" for n, a in cols) + " |\n"
+            + "|---" * (len(cols) + 1) + "|\n")
+    body = []
+    for label, name, params in _algorithms():
+        if name == "full-domain":
+            continue  # fixed levels: one table's choice, not a size's
+        if name == "full-domain-search":
+            params = {}
+        cells = []
+        for n, age in cols:
+            r = run({"table": "small", "n": n, "algorithm": name, "params": params, "model": "l=2", "age": age,
+                     "max_risk": 1.0}, timeout)
+            if "timeout" in r:
+                cells.append(f"> {timeout:.0f} s")
+            elif "refused" in r or "error" in r:
+                cells.append("–")
+            else:
+                cells.append(f"{r['unresolved']:,} · {r['certify_s']:.1f} s")
+        if all(c == "–" for c in cells):
+            continue
+        body.append(f"| {label} | " + " | ".join(cells) + " |")
+        print(body[-1], file=sys.stderr, flush=True)
+    return head + "\n".join(body) + "\n"
+
+
 def _commit() -> str:
     """The checkout's commit (``+`` when its tree differs from it), for the docs block."""
     root = Path(__file__).resolve().parents[1]
@@ -175,7 +212,7 @@ def _commit() -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", choices=["adult", "small"], help="one of the two tables")
+    ap.add_argument("--only", choices=["adult", "small", "sizes"], help="one of the three tables")
     ap.add_argument("--timeout", type=float, default=600.0, help="seconds per row (default 600)")
     ap.add_argument("--write-docs", action="store_true", help="rewrite the table in docs/certificate.md")
     args = ap.parse_args()
@@ -191,6 +228,11 @@ def main() -> int:
                   small_table(min(args.timeout, 120.0))]
     if args.only in (None, "adult"):
         parts += ["### Adult, every catalog algorithm under four models\n", adult_table(args.timeout)]
+    if args.only in (None, "sizes"):
+        parts += ["### Random tables from 50 to 10,000 rows (the 300-row table's shape and seed, l = 2, "
+                  "max_risk = 1.0): unresolved people · certify seconds, age categorical and numeric; "
+                  "60 s per cell at most; – the algorithm does not accept the table\n",
+                  sizes_table(min(args.timeout, 60.0))]
     text = "\n".join(parts)
     print(text)
     if args.write_docs:

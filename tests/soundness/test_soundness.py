@@ -80,3 +80,13 @@ def test_gg_tail_class_among_people_with_equal_qis(seed):
     assert out.status == "done" and out.brute, out.explain()
     assert out.unresolved == 0 and out.verdict == "pass", out.explain()
     assert not out.false_pass and not out.disagreement and not out.replay_wrong, out.explain()
+
+
+@pytest.mark.slow
+def test_generalized_gg_read_back_moves_the_value_with_the_seat():
+    """A generalized GG release read from its files: the seating put people with equal QIs
+    into the classes GG could have made (``settle_ties``) but left each with the value of the
+    published row first matched to them — a class of {flu, hiv} seated as {hiv, hiv}, and a
+    person certain of hiv (1.0 from the files, 1/2 in memory and by the brute force). The
+    published row now moves with the seat."""
+    _check(random_case(35, "gg"), budget=60_000)

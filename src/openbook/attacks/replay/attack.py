@@ -431,7 +431,8 @@ def replay_release(release: Any, knowledge: EncodedTable, *, worlds: int = 10_00
     if al.exact:  # the publisher's record: every person with their own SA
         return replay_attack(knowledge, al.group, algo, **kw)
     if algo.name in ("gg", "rgg", "sg"):
-        al.group = settle_ties(algo, knowledge, al.group)
+        take = settle_ties(algo, knowledge, al.group)  # the published row (and so the SA) moves with the seat
+        al.group, al.row = al.group[take], al.row[take]
     # the released SA multisets, placed on the knowledge rows (people with equal QIs are
     # interchangeable, so any consistent seating gives the adversary's posteriors)
     seated = with_sa(knowledge, seated_sa(release, knowledge, al))

@@ -382,7 +382,8 @@ def tail_buckets(algo: Any, table: EncodedTable, group: np.ndarray) -> np.ndarra
     :func:`settle_ties` seats them, the absent last) of each absent person (``group < 0``), in
     row order — when the absent people are exactly the buckets ending the order (a dropped
     tail); else ``None``."""
-    group = settle_ties(algo, table, np.asarray(group, dtype=np.int64))
+    group = np.asarray(group, dtype=np.int64)
+    group = group[settle_ties(algo, table, group)]
     absent = group < 0
     order = order_of(algo, table)
     bounds = bucket_bounds(table.n_rows, algo.effective_bucket_size())
@@ -399,14 +400,18 @@ def settle_ties(algo: Any, table: EncodedTable, group: np.ndarray) -> np.ndarray
     """People with equal QIs are interchangeable to the adversary, so which of them sits in
     which group is the auditor's choice: within each run of equal QI tuples along the
     algorithm's order, seat groups that started before the run first and groups that go on
-    after it last — the seating under which the groups are consecutive, as GG/SG made them."""
+    after it last — the seating under which the groups are consecutive, as GG/SG made them.
+    Returns ``take``: person ``i`` takes the seat (group, published row, SA) of person
+    ``take[i]`` — always someone with the same QIs — so every per-person record of the
+    seating moves with the group (``group[take]``, ``row[take]``)."""
     order = order_of(algo, table)
     key, _ = group_ids(table.qi_codes)
     k = key[order]
-    g = group[order].copy()
+    g = group[order]
     n = g.size
+    take = np.arange(n)
     if n == 0:
-        return group
+        return take
     starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
     ends = np.r_[starts[1:], n]
     pos = np.arange(n)
@@ -416,11 +421,11 @@ def settle_ties(algo: Any, table: EncodedTable, group: np.ndarray) -> np.ndarray
     last = np.full(n_groups, -1, dtype=np.int64)
     np.minimum.at(first, g[valid], pos[valid])
     np.maximum.at(last, g[valid], pos[valid])
+    along = np.arange(n)  # position i takes the seat of position along[i]
     for a, b in zip(starts[ends - starts > 1].tolist(), ends[ends - starts > 1].tolist()):
         seg = g[a:b]
         rank = np.where(seg < 0, 3, np.where(first[np.maximum(seg, 0)] < a, 0,
                                               np.where(last[np.maximum(seg, 0)] >= b, 2, 1)))
-        g[a:b] = seg[np.lexsort((seg, rank))]
-    out = np.empty_like(group)
-    out[order] = g
-    return out
+        along[a:b] = a + np.lexsort((seg, rank))
+    take[order] = order[along]
+    return take
