@@ -199,14 +199,15 @@ def _gg_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.nda
     suffix_holds = holds(model, domain, suffix[:nb]) if p > 0 else np.zeros(0, dtype=bool)
     dropped_after = np.r_[np.cumsum((cb < 0)[::-1])[::-1] > 0, False]
     # classes whose members all share one QI tuple (below: interchangeable under random ties)
-    random_ties = bool(getattr(algo, "ties_at_random", False))
-    qkey, _ = group_ids(table.qi_codes)
-    pub = group >= 0
-    q_lo = np.full(n_cls, np.iinfo(np.int64).max, dtype=np.int64)
-    q_hi = np.full(n_cls, -1, dtype=np.int64)
-    np.minimum.at(q_lo, group[pub], qkey[pub])
-    np.maximum.at(q_hi, group[pub], qkey[pub])
-    one_qi = q_lo == q_hi
+    one_qi = np.zeros(n_cls, dtype=bool)
+    if getattr(algo, "ties_at_random", False):
+        qkey, _ = group_ids(table.qi_codes)
+        pub = group >= 0
+        q_lo = np.full(n_cls, np.iinfo(np.int64).max, dtype=np.int64)
+        q_hi = np.full(n_cls, -1, dtype=np.int64)
+        np.minimum.at(q_lo, group[pub], qkey[pub])
+        np.maximum.at(q_hi, group[pub], qkey[pub])
+        one_qi = q_lo == q_hi
     units = []
     by_cls = np.argsort(run_cls, kind="stable")
     splits = np.flatnonzero(np.diff(run_cls[by_cls])) + 1
@@ -220,7 +221,7 @@ def _gg_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.nda
         cell = cell + np.repeat(off[:-1], [bounds[b + 1] - bounds[a] for a, b in spans])
         n_cells = int(off[-1])
         lc = gcounts[c:c + 1]
-        if random_ties and one_qi[c]:
+        if one_qi[c]:
             # every member has the same QIs and GG/RGG order them by a secret draw: permuting
             # their values (and their draws alike) publishes the same files with the same
             # probability, so each has the class's frequency — exact, whatever arrangement of
