@@ -58,3 +58,70 @@ def test_the_step_budget_gives_up_with_its_reason(monkeypatch, name):
     monkeypatch.setattr(anatomized_tree, "WORK_LIMIT", 10)
     _, (units, why) = _units(name, t)
     assert units is None and "more than 10 steps" in why
+
+
+def _gg_table(rng: np.random.Generator, n: int):
+    """``n`` people over few QI values (runs of equal QIs, one-value groups in them)."""
+    df = pd.DataFrame({"age": rng.integers(20, 20 + max(2, n // 6), n),
+                       "disease": rng.choice(["flu", "hiv", "cold", "acne"], n)})
+    return encode(df, Schema.build(qi=["age"], sa="disease"))
+
+
+def _enumerated_final(monkeypatch):
+    """The replay as it was before the base group ending the table was weighed bucket by
+    bucket: that group's seat worlds enumerated (``_base_group`` with GG's likelihood of the
+    merged tail), and no listing stopped early by the boxes (``_prefix_holds``, ``_rest_holds``)."""
+    from openbook.attacks.replay.greedy import _single, _sub_holds
+    from openbook.attacks.replay.kernels import gg_run_likelihood
+
+    chain = anatomized_order._chain_group
+
+    def old(S, E, k, k2, model, domain, p, final=False, merge=False):
+        if not (final and merge):
+            return chain(S, E, k, k2, model, domain, p, final, merge)
+        J = k2 - k
+        lik = lambda c: gg_run_likelihood(_sub_holds(model, domain, c, p), _single(J), p, False, True)  # noqa: E731
+        return anatomized_order._base_group(S, E, S.bounds[k:k2 + 1], lik)
+
+    monkeypatch.setattr(anatomized_order, "_chain_group", old)
+    monkeypatch.setattr(anatomized_order, "MAX_CONFIGS", 20_000)  # past it: not compared (kept quick)
+    monkeypatch.setattr(anatomized_order, "_prefix_holds", lambda *a: False)
+    monkeypatch.setattr(anatomized_order, "_rest_holds", lambda S, starts, *a: np.zeros(len(starts), dtype=bool))
+
+
+@pytest.mark.parametrize("model", ["l=2", "l=3", pytest.param("entropy-l=2", marks=pytest.mark.slow)])
+def test_gg_merged_tail_weighed_bucket_by_bucket_equals_its_enumeration(monkeypatch, model):
+    """Anatomization over GG: the base group ending the table (the last closed group and the
+    tail merged back into it) weighed by a forward–backward pass over its buckets, with the
+    listing stopped where GG surely closed and nothing after it can merge back, gives every
+    person the posterior the enumeration of that group's seat worlds gives (both exact; the
+    brute force over the people checks them on tables of up to 30 in the contract tests).
+    Tables of 20 to 60 people with runs of equal QIs, both tie rules."""
+    from openbook.algorithms.anatomy import anatomy_l
+
+    rng = np.random.default_rng(11)
+    compared = merged = 0
+    for _ in range(40):
+        t = _gg_table(rng, int(rng.integers(16, 41)))
+        ties = str(rng.choice(["input", "random"]))
+        try:
+            algo = make_algorithm("gg-ana", model=make_model(model), seed=1, ties=ties)
+            release = algo.anonymize(t)
+        except Exception:  # the model cannot hold on this table
+            continue
+        g = release.partition.group
+        gc = t.group_sa_counts(g, release.partition.n_groups)
+        base = make_algorithm("gg", model=algo.model, seed=1, **algo.base_params)
+        l = anatomy_l(algo.name, algo.l, algo.model, t)
+        new, why_new = anatomized_order.greedy_posterior(base, t, np.asarray(g, dtype=np.int64), gc, l)
+        with monkeypatch.context() as m:
+            _enumerated_final(m)
+            want, why = anatomized_order.greedy_posterior(base, t, np.asarray(g, dtype=np.int64), gc, l)
+        if want is None:  # past the enumeration's budgets
+            continue
+        assert new is not None, why_new
+        np.testing.assert_allclose(new, want, rtol=0, atol=1e-9)
+        compared += 1
+        S = anatomized_order._Seats(base, t, np.asarray(g, dtype=np.int64), gc)
+        merged += int(S.nb > 1)
+    assert compared >= 15 and merged >= 10

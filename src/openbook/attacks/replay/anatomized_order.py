@@ -25,15 +25,25 @@ which of those groups are already placed. A transition is one base group: its gr
 weight ``φ(E) · Z(E)`` with ``Z(E)`` the sum over its seat worlds of the probability that
 GG/RGG, starting there, closes exactly at its last bucket (:func:`.kernels.gg_run_likelihood`
 on the buckets' SA counts; the last base group under ``tail="merge"`` with the merged tail).
-Inside a base group the seat worlds are enumerated by counts: how many seats of each run in
-each bucket go to each group (weighted ``Π n! / Π y!``), then how each group's values fall on
-its buckets (``Π y! / Π x!``). Forward and backward passes give each transition's
-probability; the seat posteriors are the expected counts per (bucket, run) divided by the
-seats there. Exact; ``None`` (the re-run within ``rerun_limit``, else unresolved) when a base
-group has more than :data:`MAX_CONFIGS` count tables, or listing the candidate base groups
-takes more than :data:`WORK_LIMIT` steps. No candidate is cut off by a length: GG's groups
-end by the first boundary whose seats are surely some groups that hold (then only the last
-group, into which the tail merges back, reaches further); RGG's may reach any length.
+Inside a base group GG/RGG's weight is a product of factors of its prefixes' counts, so a
+forward–backward pass over its buckets (:func:`_chain_group`; state: what each group has used
+of its members of each run and of its values) sums its seat worlds, weighted ``Π n! / Π y!``
+(how many seats of each run in each bucket go to each group) times ``Π y! / Π x!`` (how each
+group's values fall on its buckets). GG's last base group under ``tail="merge"`` — its last
+closed group and the groups and tail merged back into it — is weighed the same way, the
+state also holding where the current group started (each later group must start where the
+rest of the base group fails, else it would have ended the table itself); RGG's is
+enumerated seat world by seat world (:func:`_base_group`). Forward and backward passes give
+each transition's probability; the seat posteriors are the expected counts per (bucket, run)
+divided by the seats there. Exact; ``None`` (the re-run within ``rerun_limit``, else
+unresolved) when a base group has more than :data:`MAX_CONFIGS` count tables, or listing the
+candidate base groups takes more than :data:`WORK_LIMIT` steps. No candidate is cut off by a
+length: GG's groups end by the first boundary whose seats surely hold — some groups that hold
+in every world, or a prefix holding whole groups whose counts alone make every filling of its
+other seats hold (``PrivacyModel.box_verdict``) — and then only the last group, into which
+the tail merges back, reaches further, unless the seats from every point where GG may have
+closed to the end surely hold too (no tail merges back); RGG's may reach any length. A
+candidate base group met from several states of the listing is weighed once.
 
 Checked against a brute force over the people (every arrangement of the values, the whole
 algorithm re-run, every order of Anatomy's draws and of the ties, kept when the files it
@@ -96,6 +106,13 @@ class _Seats:
         for key, c in zip((pairs // n_q).tolist(), zip((pairs % n_q).tolist(), cnt.tolist())):
             self.gq[key][c[0]] = c[1]
         self.hi = np.array([max(start[q] + size[q] for q in d) for d in self.gq], dtype=np.int64)
+        # the groups by their first seat, and per first seat the SA counts of the groups from it on
+        lo = np.array([min(start[q] for q in d) for d in self.gq], dtype=np.int64)
+        by_lo = np.argsort(lo, kind="stable")
+        self.lo_sorted = lo[by_lo]
+        self.after = np.zeros((m + 1, self.n_sa), dtype=np.int64)
+        if m:
+            self.after[:m] = np.cumsum(self.gcounts[by_lo][::-1], axis=0)[::-1]
         self.by_hi = np.argsort(self.hi, kind="stable")
         self.hi_sorted = self.hi[self.by_hi]
         self.groups_of_q: dict[int, list[int]] = {}
@@ -165,6 +182,29 @@ def _closes_nowhere(S: _Seats, E: list[int], k: int, k2: int, model: Any, domain
     return bool(np.any(np.asarray(verdict) == 1))
 
 
+def _prefix_holds(S: _Seats, inside: list[int], rows: int, model: Any, domain: Any) -> bool:
+    """Does a prefix of ``rows`` seats holding the groups ``inside`` whole (their other seats
+    are members of groups reaching further, of any value) satisfy the model in every seat
+    world (``PrivacyModel.box_verdict``)?"""
+    lo = S.gcounts[inside].sum(axis=0) if inside else np.zeros(S.n_sa, dtype=np.int64)
+    rest = rows - int(lo.sum())
+    if rest < 0:
+        return False
+    verdict = model.box_verdict(lo[None, :], (lo + rest)[None, :], np.array([rows]), domain)
+    return bool(np.asarray(verdict)[0] == 1)
+
+
+def _rest_holds(S: _Seats, starts: np.ndarray, model: Any, domain: Any) -> np.ndarray:
+    """Per seat in ``starts``: do the seats from it to the end satisfy the model in every seat
+    world (the groups starting there or later whole, the rest of those seats of any value;
+    ``PrivacyModel.box_verdict``)?"""
+    i = np.searchsorted(S.lo_sorted, starts, side="left")
+    lo = S.after[i]
+    rest = (S.n - starts) - lo.sum(axis=1)
+    verdict = model.box_verdict(lo, lo + rest[:, None], S.n - starts, domain)
+    return np.asarray(verdict) == 1
+
+
 def _pieces(S: _Seats, cuts: Any) -> list[tuple[int, int, int]]:
     """The pieces ``(bucket j, run q, seats)`` of the seats from ``cuts[0]`` to ``cuts[-1]``,
     bucket ``j`` the seats ``cuts[j]..cuts[j+1]`` — bucket by bucket, runs in order."""
@@ -214,21 +254,33 @@ def _bounded(n: int, caps: list[int]) -> Any:
 
 
 def _chain_group(S: _Seats, E: list[int], k: int, k2: int, model: Any, domain: Any,
-                 p: float) -> tuple[float, np.ndarray] | None:
-    """``(log Z(E), expected counts per piece)`` of a base group a bucket follows, bucket by
-    bucket: GG/RGG's weight is then a product of factors of the prefixes' counts (``p`` or 1
-    as a proper prefix holds or not, ``(1 - p)·[holds]`` at the last: :func:`.greedy._one_group`),
-    so a forward–backward pass over what each group has used so far — its members of each run
-    and its values — weighs every seat world. ``None`` past :data:`MAX_CONFIGS` transitions."""
+                 p: float, final: bool = False, merge: bool = False) -> tuple[float, np.ndarray] | None:
+    """``(log Z(E), expected counts per piece)`` of a base group, bucket by bucket: GG/RGG's
+    weight is then a product of factors of the prefixes' counts (``p`` or 1 as a proper prefix
+    holds or not, ``(1 - p)·[holds]`` at the last when a bucket follows, ``[holds]`` when the
+    group ends the table: :func:`.greedy._one_group`), so a forward–backward pass over what each
+    group has used so far — its members of each run and its values — weighs every seat world.
+    The group ending the table under ``tail="merge"`` (GG only: ``final`` and ``merge``, ``p``
+    0) is the last closed group and what merged back into it: its first group closes at its
+    first holding prefix; if that is not the last bucket, groups follow, each closing at its
+    first holding prefix and each starting where the rest of the base group fails (else it
+    would have held as its own group and ended the table — :func:`.kernels.gg_run_likelihood`),
+    the last of them a tail no prefix of which holds — so the state also carries the counts
+    where the current group started (``None`` for the first). ``None`` past
+    :data:`MAX_CONFIGS` transitions."""
     from math import inf
 
+    tail = final and merge
+    if tail and p > 0:
+        raise ValueError("the merged tail is weighed bucket by bucket for GG only")
     J, V, G = k2 - k, S.n_sa, len(E)
     pieces = _pieces(S, S.bounds[k:k2 + 1])
     keys = [(gi, q) for gi, g in enumerate(E) for q in sorted(S.gq[g])]
     kpos = {kq: i for i, kq in enumerate(keys)}
     capq = [S.gq[E[gi]][q] for gi, q in keys]
     vals = S.gcounts[E]
-    start = (tuple([0] * len(keys)), tuple([0] * (G * V)))
+    whole = vals.sum(axis=0)
+    start = (tuple([0] * len(keys)), tuple([0] * (G * V)), None)
     alphas: list[dict] = [{start: 0.0}]
     steps: list[list[tuple[Any, Any, float, np.ndarray]]] = []
     work = 0
@@ -238,7 +290,7 @@ def _chain_group(S: _Seats, E: list[int], k: int, k2: int, model: Any, domain: A
         # counts (W, pieces here, V), bucket totals so far (W, V))
         cand: list[tuple[Any, list, np.ndarray, np.ndarray, np.ndarray]] = []
         for st, _ in alphas[-1].items():
-            usedq, usedv = st
+            usedq, usedv, seg = st
             uv = np.asarray(usedv, dtype=np.int64).reshape(G, V)
             left = [tuple(r) for r in (vals - uv).tolist()]  # each group's values not yet used
             per_piece = []
@@ -291,22 +343,38 @@ def _chain_group(S: _Seats, E: list[int], k: int, k2: int, model: Any, domain: A
                 nv = uv[None] + x
                 ya, yba = np.array(y, dtype=np.float64).reshape(len(mine), G), np.array(yb, dtype=np.float64)
                 share = np.divide(ya, yba, out=np.zeros(ya.shape), where=yba > 0)
-                dst = [(tuple(nq), tuple(r)) for r in nv.reshape(nv.shape[0], -1).tolist()]
-                cand.append((st, dst, lx, np.einsum("rg,wgv->wrv", share, x), nv.sum(axis=1)))
+                dst = [(tuple(nq), tuple(r), seg) for r in nv.reshape(nv.shape[0], -1).tolist()]
+                cum = nv.sum(axis=1)  # the bucket totals so far (W, V)
+                cand.append((st, dst, lx, np.einsum("rg,wgv->wrv", share, x), cum,
+                             cum if seg is None else cum - np.asarray(seg, dtype=np.int64)[None, :]))
         if not cand:
             return float("-inf"), np.zeros((len(pieces), V))
-        h = np.asarray(model.holds(np.concatenate([c[4] for c in cand]), domain), dtype=bool)
-        f = np.where(h, p, 1.0) if j < J - 1 else np.where(h, 1.0 - p, 0.0)
+        h = np.asarray(model.holds(np.concatenate([c[5] for c in cand]), domain), dtype=bool)  # the group's prefix
+        first = np.concatenate([np.full(c[2].size, c[0][2] is None) for c in cand])
+        restart = np.zeros(h.size, dtype=bool)  # the merged tail: a closed group, the next starts after it
+        if not tail:
+            f = np.where(h, p, 1.0) if j < J - 1 else (np.where(h, 1.0 - p, 0.0) if not final else h * 1.0)
+        elif j < J - 1:  # a group closes at its first holding prefix; the next starts where the rest fails
+            cum_all = np.concatenate([c[4] for c in cand])
+            rest = np.zeros(h.shape, dtype=bool)
+            if h.any():
+                rest[h] = np.asarray(model.holds(whole[None, :] - cum_all[h], domain), dtype=bool)
+            f = np.where(h & rest, 0.0, 1.0)
+            restart = h & ~rest
+        else:  # the end: the first group closes here, or a later group never held (the tail)
+            f = np.where(first, h, ~h) * 1.0
         with np.errstate(divide="ignore"):
             logf = np.log(f)
         nxt: dict = {}
         step = []
         at = 0
-        for src, dsts, lx, e, _ in cand:
+        for src, dsts, lx, e, cum_c, _ in cand:
             a0 = alphas[-1][src]
             for i, (d, w) in enumerate(zip(dsts, (lx + logf[at:at + lx.size]).tolist())):
                 if w == -inf:
                     continue
+                if restart[at + i]:
+                    d = (d[0], d[1], tuple(cum_c[i].tolist()))
                 nxt[d] = _logadd(nxt.get(d, -inf), a0 + w)
                 step.append((src, d, w, e[i]))
             at += lx.size
@@ -314,8 +382,11 @@ def _chain_group(S: _Seats, E: list[int], k: int, k2: int, model: Any, domain: A
             return float("-inf"), np.zeros((len(pieces), V))
         alphas.append(nxt)
         steps.append(step)
-    (end, logZ), = alphas[-1].items()  # every group has used all its members and values
-    beta: dict = {end: 0.0}
+    # every group has used all its members and values (the merged tail: any last group start)
+    logZ = -inf
+    for lz in alphas[-1].values():
+        logZ = _logadd(logZ, lz)
+    beta: dict = {end: 0.0 for end in alphas[-1]}
     out = np.zeros((len(pieces), V))
     for j in range(J - 1, -1, -1):
         mine = [pi for pi, pc in enumerate(pieces) if pc[0] == j]
@@ -433,6 +504,7 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
     # states: (bucket k, the groups of the run cut at k — only its value — already placed)
     alpha: dict[tuple[int, frozenset], float] = {(0, frozenset()): 0.0}
     trans: list[tuple[tuple[int, frozenset], tuple[int, frozenset], float, np.ndarray]] = []
+    weighed: dict[tuple, tuple[float, np.ndarray]] = {}
     for k in range(S.nb):
         for state in [st for st in alpha if st[0] == k]:
             a, amb = alpha[state], state[1]
@@ -448,9 +520,9 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
                 return False
             lo_i = int(np.searchsorted(S.hi_sorted, P, side="right"))
             seats: Counter = Counter()  # the QI multiset of the seats from P to the candidate end
-            k2, closed = k, False
+            k2, closed, stop = k, False, False
             while k2 < S.nb:
-                if closed and not merge:
+                if closed and (stop or not merge):
                     break
                 # GG closed by an earlier bucket in every world: only the last group, into which
                 # the tail merges back, may still reach further
@@ -467,6 +539,9 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
                 S.spent += hi_i - lo_i  # the groups looked at (and, below, weighed by Anatomy's factor)
                 if S.spent > WORK_LIMIT:
                     return None, f"more than {WORK_LIMIT:,} steps to list the ways the groups form base groups"
+                if p == 0 and not closed and k2 < S.nb and _prefix_holds(S, sure, P2 - P, model, domain):
+                    closed = True  # GG closes here or earlier in every world
+                    stop = merge and bool(_rest_holds(S, S.bounds[k + 1:k2 + 1], model, domain).all())
                 free: list[int] = []
                 if q2 >= 0:
                     sides = {g: S.side(g, P2, q2) for g in S.groups_of_q[q2] if not placed(g)}
@@ -480,6 +555,8 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
                 if p == 0 and q2 < 0 and k2 < S.nb and sure and have == seats and bool(
                         np.asarray(model.holds(S.gcounts[sure].sum(axis=0)[None, :], domain))[0]):
                     closed = True  # these seats are these groups in every world, and they hold
+                    # (and when what may follow the close holds to the end, no tail merges back)
+                    stop = merge and bool(_rest_holds(S, S.bounds[k + 1:k2 + 1], model, domain).all())
                 need = seats.get(q2, 0) - have.get(q2, 0) if q2 >= 0 else 0
                 for pick in _subsets(free, [S.gq[g][q2] for g in free], need):
                     S.spent += len(sure) + len(pick) + 1
@@ -491,24 +568,32 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
                         got.update(S.gq[g])
                     if not E or got != seats:
                         continue
-                    la = _anatomy_log(S.gcounts, E, l)
-                    if la == -inf or _closes_nowhere(S, E, k, k2, model, domain, p):
-                        continue
-                    res = (_base_group(S, E, S.bounds[k:k2 + 1], lik_for(k2 - k, True)) if k2 == S.nb else
-                           _chain_group(S, E, k, k2, model, domain, p))
+                    key = (tuple(E), k, k2)  # met again from other states of k: weighed once
+                    res = weighed.get(key)
+                    if res is None:
+                        la = _anatomy_log(S.gcounts, E, l)
+                        if la == -inf or _closes_nowhere(S, E, k, k2, model, domain, p):
+                            weighed[key] = (-inf, None)
+                            continue
+                        res = (_base_group(S, E, S.bounds[k:k2 + 1], lik_for(k2 - k, True))
+                               if k2 == S.nb and merge and p > 0 else
+                               _chain_group(S, E, k, k2, model, domain, p, k2 == S.nb, merge))
+                        if res is not None:
+                            res = (res[0] + la if res[0] > -inf else -inf, res[1])
+                            weighed[key] = res
                     if res is None and S.spent > WORK_LIMIT:
                         return None, f"more than {WORK_LIMIT:,} steps to list the ways the groups form base groups"
                     if res is None:
                         return None, (f"a base group of {P2 - P} people has more than {MAX_CONFIGS:,} ways to seat "
                                       "its groups and values")
-                    lz, e = res
+                    lz, e = res  # log(φ(E) · Z(E))
                     if lz == -inf:
                         continue
                     # the run cut at k2: its one-value groups placed so far (those of k too, if the same run)
                     amb2 = frozenset(pick) | (amb if q2 >= 0 and q2 == q0 else frozenset()) if q2 >= 0 else frozenset()
                     dst = (k2, amb2)
-                    alpha[dst] = float(np.logaddexp(alpha.get(dst, -inf), a + la + lz))
-                    trans.append((state, dst, la + lz, e))
+                    alpha[dst] = _logadd(alpha.get(dst, -inf), a + lz)
+                    trans.append((state, dst, lz, e))
     end: tuple[int, frozenset] = (S.nb, frozenset())
     if end not in alpha:
         return None, "no base grouping of GG publishes these groups"
