@@ -67,6 +67,9 @@ MAX_CONFIGS = 200_000
 #: most steps of the whole search (seats looked at, candidate ends, count tables and transitions
 #: of the base groups weighed)
 WORK_LIMIT = 2_000_000
+#: steps a seating of a bucket costs in a base group's forward pass besides its count tables
+#: (its arrays are built whatever their number: ~10 µs, as a step of the listing costs ~1 µs)
+SEATING_STEPS = 10
 
 
 def _lf(x: Any) -> float:
@@ -145,16 +148,34 @@ class _Seats:
 def _anatomy_log(gcounts: np.ndarray, groups: list[int], l: int) -> float:
     """``log φ`` of a base group made of ``groups`` (module docstring), ``-inf`` when Anatomy
     does not split those counts into those groups."""
-    from ...algorithms.anatomy import anatomy_value_sets
-
-    counts = gcounts[groups].sum(axis=0)
-    published = Counter(tuple(np.repeat(np.arange(counts.size), gcounts[g]).tolist()) for g in groups)
-    structure = anatomy_value_sets(counts, l)
+    rows = gcounts[groups]
+    counts = rows.sum(axis=0)
+    structure = _structure(tuple(counts.tolist()), l)
     if structure is None:
         return 0.0 if len(groups) == 1 else float("-inf")
-    if Counter(structure) != published:
+    published = Counter(map(tuple, rows.tolist()))  # each group's SA counts
+    if structure != published:
         return float("-inf")
     return sum(_lf(c) for c in published.values()) - sum(_lf(c) for c in counts.tolist())
+
+
+_STRUCTURES: dict[tuple[tuple[int, ...], int], Counter | None] = {}
+
+
+def _structure(counts: tuple[int, ...], l: int) -> Counter | None:
+    """The SA counts of the groups Anatomy makes from a group of SA counts ``counts``, as a
+    multiset (``anatomy_value_sets``; ``None`` when it keeps the group whole) — cached: a
+    search meets the same counts from many candidate base groups."""
+    from ...algorithms.anatomy import anatomy_value_sets
+
+    key = (counts, l)
+    if key not in _STRUCTURES:
+        sets = anatomy_value_sets(np.asarray(counts, dtype=np.int64), l)
+        if len(_STRUCTURES) > 100_000:
+            _STRUCTURES.clear()
+        _STRUCTURES[key] = None if sets is None else Counter(
+            tuple(np.bincount(np.asarray(vs, dtype=np.int64), minlength=len(counts)).tolist()) for vs in sets)
+    return _STRUCTURES[key]
 
 
 def _closes_nowhere(S: _Seats, E: list[int], k: int, k2: int, model: Any, domain: Any, p: float) -> bool:
@@ -316,12 +337,12 @@ def _chain_group(S: _Seats, E: list[int], k: int, k2: int, model: Any, domain: A
                 n_tot = 1
                 for o in opts:
                     n_tot *= o[0].shape[0]
-                room = min(MAX_CONFIGS - work, WORK_LIMIT - S.spent)
+                room = min(MAX_CONFIGS - work, WORK_LIMIT - S.spent - SEATING_STEPS)
                 if n_tot > room:  # the budgets, counted candidate by candidate
-                    S.spent += room + 1
+                    S.spent += max(room, 0) + SEATING_STEPS + 1
                     return None
                 work += n_tot
-                S.spent += n_tot
+                S.spent += n_tot + SEATING_STEPS
                 if n_tot == 0:
                     continue
                 # every combination of the groups' ways (most groups have one: taken as it is)
@@ -558,15 +579,17 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
                     # (and when what may follow the close holds to the end, no tail merges back)
                     stop = merge and bool(_rest_holds(S, S.bounds[k + 1:k2 + 1], model, domain).all())
                 need = seats.get(q2, 0) - have.get(q2, 0) if q2 >= 0 else 0
+                # a pick (groups of run q2 only, ``need`` seats of it) completes the seats iff the
+                # sure groups hold every other run's seats exactly — the same for every pick
+                if any(have.get(r, 0) != c for r, c in seats.items() if r != q2) or any(
+                        r not in seats for r in have) or need < 0:
+                    continue
                 for pick in _subsets(free, [S.gq[g][q2] for g in free], need):
                     S.spent += len(sure) + len(pick) + 1
                     if S.spent > WORK_LIMIT:
                         return None, f"more than {WORK_LIMIT:,} steps to list the ways the groups form base groups"
                     E = sorted(sure + pick)
-                    got = have.copy()
-                    for g in pick:
-                        got.update(S.gq[g])
-                    if not E or got != seats:
+                    if not E:
                         continue
                     key = (tuple(E), k, k2)  # met again from other states of k: weighed once
                     res = weighed.get(key)
