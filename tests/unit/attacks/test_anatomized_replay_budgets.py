@@ -56,8 +56,14 @@ def test_the_step_budget_gives_up_with_its_reason(monkeypatch, name):
     assert units is not None
     monkeypatch.setattr(anatomized_order, "WORK_LIMIT", 10)
     monkeypatch.setattr(anatomized_tree, "WORK_LIMIT", 10)
-    _, (units, why) = _units(name, t)
+    release, (units, why) = _units(name, t)
     assert units is None and "more than 10 steps" in why
+    # the certificate's replay says why, both ways it tried: the budget, then the re-run (which
+    # cannot seat people with equal QIs)
+    res = make_adversary("replay").run(release, original=t)
+    assert res.unresolved.all()
+    (entry,) = res.notes["unresolved"]
+    assert "more than 10 steps" in entry["reason"] and "people with equal QIs" in entry["reason"]
 
 
 def _gg_table(rng: np.random.Generator, n: int):

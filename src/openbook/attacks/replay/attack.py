@@ -83,16 +83,18 @@ def replay_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.
                "re-running the algorithm on every world is over rerun_limit")
         # a shortcut models the algorithm's own release kind (a bucketized one written as
         # generalized merges its groups by their labels)
+        shortcut = ""
         if algo.name in RERUN_SHORTCUTS and generalized == (algo.release_kind == "generalized"):
-            units, reason = RERUN_SHORTCUTS[algo.name](algo, table, group, gcounts, levels)
+            units, shortcut = RERUN_SHORTCUTS[algo.name](algo, table, group, gcounts, levels)
             if units is not None:  # weighed by the algorithm's own decisions, on any number of worlds
                 return units
-            why = f"{reason}, and {why}"
+            why = f"{shortcut}, and {why}"
         over = withheld or budget or (rerun_limit is not None and _log_worlds(gcounts) > np.log(rerun_limit) + 1e-9)
         if not over and algo.name in RERUN_WEIGHTS:
-            units, why = RERUN_WEIGHTS[algo.name](algo, table, group, gcounts, levels)
+            units, rerun_why = RERUN_WEIGHTS[algo.name](algo, table, group, gcounts, levels)
             if units is not None:
                 return units
+            why = f"{shortcut}, and {rerun_why}" if shortcut else rerun_why  # both reasons, the shortcut's first
         if over or algo.name in RERUN_WEIGHTS:
             units = no_information_units(group, gcounts)
             units[0].unresolved = True
