@@ -11,7 +11,7 @@ import pytest
 
 from openbook.algorithms.registry import make_algorithm
 from openbook.attacks.registry import make_adversary
-from openbook.attacks.replay import anatomized_order, anatomized_tree
+from openbook.attacks.replay import anatomized_order, anatomized_tree, seat_worlds
 from openbook.attacks.replay.anatomized import anatomized_order_units
 from openbook.certificate import certify
 from openbook.data.schema import Schema
@@ -54,8 +54,7 @@ def test_the_step_budget_gives_up_with_its_reason(monkeypatch, name):
     t = _one_run(12, seed=2)
     _, (units, _) = _units(name, t)
     assert units is not None
-    monkeypatch.setattr(anatomized_order, "WORK_LIMIT", 10)
-    monkeypatch.setattr(anatomized_tree, "WORK_LIMIT", 10)
+    monkeypatch.setattr(seat_worlds, "WORK_LIMIT", 10)  # the listing's and the base groups' budget
     release, (units, why) = _units(name, t)
     assert units is None and "more than 10 steps" in why
     # the certificate's replay says why, both ways it tried: the budget, then the re-run (which
@@ -87,10 +86,10 @@ def _enumerated_final(monkeypatch):
             return chain(S, E, k, k2, model, domain, p, final, merge)
         J = k2 - k
         lik = lambda c: gg_run_likelihood(_sub_holds(model, domain, c, p), _single(J), p, False, True)  # noqa: E731
-        return anatomized_order._base_group(S, E, S.bounds[k:k2 + 1], lik)
+        return seat_worlds._base_group(S, E, S.bounds[k:k2 + 1], lik)
 
     monkeypatch.setattr(anatomized_order, "_chain_group", old)
-    monkeypatch.setattr(anatomized_order, "MAX_CONFIGS", 20_000)  # past it: not compared (kept quick)
+    monkeypatch.setattr(seat_worlds, "MAX_CONFIGS", 20_000)  # past it: not compared (kept quick)
     monkeypatch.setattr(anatomized_order, "_prefix_holds", lambda *a: False)
     monkeypatch.setattr(anatomized_order, "_rest_holds", lambda S, starts, *a: np.zeros(len(starts), dtype=bool))
 

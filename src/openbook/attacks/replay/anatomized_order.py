@@ -36,8 +36,8 @@ rest of the base group fails, else it would have ended the table itself); RGG's 
 enumerated seat world by seat world (:func:`_base_group`). Forward and backward passes give
 each transition's probability; the seat posteriors are the expected counts per (bucket, run)
 divided by the seats there. Exact; ``None`` (the re-run within ``rerun_limit``, else
-unresolved) when a base group has more than :data:`MAX_CONFIGS` count tables, or listing the
-candidate base groups takes more than :data:`WORK_LIMIT` steps. No candidate is cut off by a
+unresolved) when a base group has more than :data:`.seat_worlds.MAX_CONFIGS` count tables, or listing the
+candidate base groups takes more than :data:`.seat_worlds.WORK_LIMIT` steps. No candidate is cut off by a
 length: GG's groups end by the first boundary whose seats surely hold — some groups that hold
 in every world, or a prefix holding whole groups whose counts alone make every filling of its
 other seats hold (``PrivacyModel.box_verdict``) — and then only the last group, into which
@@ -52,28 +52,14 @@ writes are the observed ones): ``tests/contract/test_adversary_brute_force.py``.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
-from itertools import product
-from math import lgamma
 from typing import Any
 
 import numpy as np
 
 from ...data.table import EncodedTable
-
-#: most count tables (seat groups × value splits) enumerated for one candidate base group
-MAX_CONFIGS = 200_000
-#: most steps of the whole search (seats looked at, candidate ends, count tables and transitions
-#: of the base groups weighed)
-WORK_LIMIT = 2_000_000
-#: steps a seating of a bucket costs in a base group's forward pass besides its count tables
-#: (its arrays are built whatever their number: ~10 µs, as a step of the listing costs ~1 µs)
-SEATING_STEPS = 10
-
-
-def _lf(x: Any) -> float:
-    return lgamma(float(x) + 1.0)
+from . import seat_worlds as sw
+from .seat_worlds import _base_group, _chain_group, _lf, _logadd, _pieces
 
 
 class _Seats:
@@ -87,7 +73,7 @@ class _Seats:
 
         n = table.n_rows
         self.n, self.n_sa = n, gcounts.shape[1]
-        self.spent = 0  # steps of the search so far (WORK_LIMIT)
+        self.spent = 0  # steps of the search so far (seat_worlds.WORK_LIMIT)
         self.order = order_of(base, table)
         qid, n_q = group_ids(table.qi_codes)
         seat_q = qid[self.order]
@@ -226,282 +212,6 @@ def _rest_holds(S: _Seats, starts: np.ndarray, model: Any, domain: Any) -> np.nd
     return np.asarray(verdict) == 1
 
 
-def _pieces(S: _Seats, cuts: Any) -> list[tuple[int, int, int]]:
-    """The pieces ``(bucket j, run q, seats)`` of the seats from ``cuts[0]`` to ``cuts[-1]``,
-    bucket ``j`` the seats ``cuts[j]..cuts[j+1]`` — bucket by bucket, runs in order."""
-    out: list[tuple[int, int, int]] = []
-    b = [int(c) for c in cuts]
-    for j in range(len(b) - 1):
-        qs = S.seat_q[b[j]:b[j + 1]]
-        cut = np.flatnonzero(np.r_[True, qs[1:] != qs[:-1], True])
-        out.extend((j, int(qs[a]), int(cut[i + 1] - a)) for i, a in enumerate(cut[:-1].tolist()))
-    return out
-
-
-_SPLITS: dict[tuple[int, tuple[int, ...]], tuple[np.ndarray, np.ndarray]] = {}
-
-
-def _splits(n: int, caps: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
-    """Every way ``x`` (rows) to take ``n`` values from a group with ``caps`` of each left,
-    and ``log(n! / Π x_v!)`` of each (cached: the same few recur throughout a search)."""
-    key = (n, caps)
-    hit = _SPLITS.get(key)
-    if hit is None:
-        xs = np.array(list(_bounded(n, list(caps))), dtype=np.int64).reshape(-1, len(caps))
-        lw = np.array([_lf(n) - sum(_lf(a) for a in r) for r in xs.tolist()], dtype=np.float64)
-        if len(_SPLITS) > 100_000:
-            _SPLITS.clear()
-        hit = _SPLITS[key] = (xs, lw)
-    return hit
-
-
-def _logadd(a: float, b: float) -> float:
-    """``log(e^a + e^b)``."""
-    if a < b:
-        a, b = b, a
-    return a if b == -math.inf else a + math.log1p(math.exp(b - a))
-
-
-def _bounded(n: int, caps: list[int]) -> Any:
-    """Every tuple ``0 <= t_i <= caps[i]`` summing to ``n``."""
-    if not caps:
-        if n == 0:
-            yield ()
-        return
-    rest = sum(caps[1:])
-    for a in range(max(0, n - rest), min(n, caps[0]) + 1):
-        for t in _bounded(n - a, caps[1:]):
-            yield (a, *t)
-
-
-def _chain_group(S: _Seats, E: list[int], k: int, k2: int, model: Any, domain: Any,
-                 p: float, final: bool = False, merge: bool = False) -> tuple[float, np.ndarray] | None:
-    """``(log Z(E), expected counts per piece)`` of a base group, bucket by bucket: GG/RGG's
-    weight is then a product of factors of the prefixes' counts (``p`` or 1 as a proper prefix
-    holds or not, ``(1 - p)·[holds]`` at the last when a bucket follows, ``[holds]`` when the
-    group ends the table: :func:`.greedy._one_group`), so a forward–backward pass over what each
-    group has used so far — its members of each run and its values — weighs every seat world.
-    The group ending the table under ``tail="merge"`` (GG only: ``final`` and ``merge``, ``p``
-    0) is the last closed group and what merged back into it: its first group closes at its
-    first holding prefix; if that is not the last bucket, groups follow, each closing at its
-    first holding prefix and each starting where the rest of the base group fails (else it
-    would have held as its own group and ended the table — :func:`.kernels.gg_run_likelihood`),
-    the last of them a tail no prefix of which holds — so the state also carries the counts
-    where the current group started (``None`` for the first). ``None`` past
-    :data:`MAX_CONFIGS` transitions."""
-    from math import inf
-
-    tail = final and merge
-    if tail and p > 0:
-        raise ValueError("the merged tail is weighed bucket by bucket for GG only")
-    J, V, G = k2 - k, S.n_sa, len(E)
-    pieces = _pieces(S, S.bounds[k:k2 + 1])
-    keys = [(gi, q) for gi, g in enumerate(E) for q in sorted(S.gq[g])]
-    kpos = {kq: i for i, kq in enumerate(keys)}
-    capq = [S.gq[E[gi]][q] for gi, q in keys]
-    vals = S.gcounts[E]
-    whole = vals.sum(axis=0)
-    start = (tuple([0] * len(keys)), tuple([0] * (G * V)), None)
-    alphas: list[dict] = [{start: 0.0}]
-    steps: list[list[tuple[Any, Any, float, np.ndarray]]] = []
-    work = 0
-    for j in range(J):
-        mine = [pi for pi, pc in enumerate(pieces) if pc[0] == j]
-        # batches of candidates: (source state, their end states, log weights, expected piece
-        # counts (W, pieces here, V), bucket totals so far (W, V))
-        cand: list[tuple[Any, list, np.ndarray, np.ndarray, np.ndarray]] = []
-        for st, _ in alphas[-1].items():
-            usedq, usedv, seg = st
-            uv = np.asarray(usedv, dtype=np.int64).reshape(G, V)
-            left = [tuple(r) for r in (vals - uv).tolist()]  # each group's values not yet used
-            per_piece = []
-            for r, pi in enumerate(mine):
-                _, q, n = pieces[pi]
-                gis = [gi for gi in range(G) if (gi, q) in kpos]
-                ks = [kpos[(gi, q)] for gi in gis]
-                caps = [capq[k_] - usedq[k_] for k_ in ks]
-                per_piece.append([(r, gis, ks, t, _lf(n) - sum(_lf(a) for a in t)) for t in _bounded(n, caps)])
-            for seat in product(*per_piece):
-                nq = list(usedq)
-                y = [[0] * G for _ in mine]
-                yb = [0] * G
-                lw = 0.0
-                for r, gis, ks, t, lt in seat:
-                    lw += lt
-                    for gi, k_, a in zip(gis, ks, t):
-                        y[r][gi] = a
-                        yb[gi] += a
-                        nq[k_] += a
-                # each group's ways to take its values here, and their log weights
-                opts = [_splits(yb[gi], left[gi]) for gi in range(G)]
-                n_tot = 1
-                for o in opts:
-                    n_tot *= o[0].shape[0]
-                room = min(MAX_CONFIGS - work, WORK_LIMIT - S.spent - SEATING_STEPS)
-                if n_tot > room:  # the budgets, counted candidate by candidate
-                    S.spent += max(room, 0) + SEATING_STEPS + 1
-                    return None
-                work += n_tot
-                S.spent += n_tot + SEATING_STEPS
-                if n_tot == 0:
-                    continue
-                # every combination of the groups' ways (most groups have one: taken as it is)
-                x1 = np.zeros((G, V), dtype=np.int64)
-                multi = []
-                for gi, (ox, ol) in enumerate(opts):
-                    if ox.shape[0] == 1:
-                        x1[gi] = ox[0]
-                        lw += float(ol[0])
-                    else:
-                        multi.append(gi)
-                x = np.repeat(x1[None], n_tot, axis=0)  # (W, G, V)
-                lx = np.full(n_tot, lw)
-                if multi:
-                    grid = np.indices([opts[gi][0].shape[0] for gi in multi]).reshape(len(multi), -1)
-                    for m_, gi in enumerate(multi):
-                        x[:, gi] = opts[gi][0][grid[m_]]
-                        lx += opts[gi][1][grid[m_]]
-                nv = uv[None] + x
-                ya, yba = np.array(y, dtype=np.float64).reshape(len(mine), G), np.array(yb, dtype=np.float64)
-                share = np.divide(ya, yba, out=np.zeros(ya.shape), where=yba > 0)
-                dst = [(tuple(nq), tuple(r), seg) for r in nv.reshape(nv.shape[0], -1).tolist()]
-                cum = nv.sum(axis=1)  # the bucket totals so far (W, V)
-                cand.append((st, dst, lx, np.einsum("rg,wgv->wrv", share, x), cum,
-                             cum if seg is None else cum - np.asarray(seg, dtype=np.int64)[None, :]))
-        if not cand:
-            return float("-inf"), np.zeros((len(pieces), V))
-        h = np.asarray(model.holds(np.concatenate([c[5] for c in cand]), domain), dtype=bool)  # the group's prefix
-        first = np.concatenate([np.full(c[2].size, c[0][2] is None) for c in cand])
-        restart = np.zeros(h.size, dtype=bool)  # the merged tail: a closed group, the next starts after it
-        if not tail:
-            f = np.where(h, p, 1.0) if j < J - 1 else (np.where(h, 1.0 - p, 0.0) if not final else h * 1.0)
-        elif j < J - 1:  # a group closes at its first holding prefix; the next starts where the rest fails
-            cum_all = np.concatenate([c[4] for c in cand])
-            rest = np.zeros(h.shape, dtype=bool)
-            if h.any():
-                rest[h] = np.asarray(model.holds(whole[None, :] - cum_all[h], domain), dtype=bool)
-            f = np.where(h & rest, 0.0, 1.0)
-            restart = h & ~rest
-        else:  # the end: the first group closes here, or a later group never held (the tail)
-            f = np.where(first, h, ~h) * 1.0
-        with np.errstate(divide="ignore"):
-            logf = np.log(f)
-        nxt: dict = {}
-        step = []
-        at = 0
-        for src, dsts, lx, e, cum_c, _ in cand:
-            a0 = alphas[-1][src]
-            for i, (d, w) in enumerate(zip(dsts, (lx + logf[at:at + lx.size]).tolist())):
-                if w == -inf:
-                    continue
-                if restart[at + i]:
-                    d = (d[0], d[1], tuple(cum_c[i].tolist()))
-                nxt[d] = _logadd(nxt.get(d, -inf), a0 + w)
-                step.append((src, d, w, e[i]))
-            at += lx.size
-        if not nxt:
-            return float("-inf"), np.zeros((len(pieces), V))
-        alphas.append(nxt)
-        steps.append(step)
-    # every group has used all its members and values (the merged tail: any last group start)
-    logZ = -inf
-    for lz in alphas[-1].values():
-        logZ = _logadd(logZ, lz)
-    beta: dict = {end: 0.0 for end in alphas[-1]}
-    out = np.zeros((len(pieces), V))
-    for j in range(J - 1, -1, -1):
-        mine = [pi for pi, pc in enumerate(pieces) if pc[0] == j]
-        prev: dict = {}
-        for src, dst, w, e in steps[j]:
-            if dst not in beta:
-                continue
-            prev[src] = float(np.logaddexp(prev.get(src, -inf), w + beta[dst]))
-            out[mine] += e * float(np.exp(alphas[j][src] + w + beta[dst] - logZ))
-        beta = prev
-    return logZ, out
-
-
-def _base_group(S: _Seats, E: list[int], cuts: Any, lik: Any) -> tuple[float, np.ndarray] | None:
-    """``(log Z(E), expected SA counts per (bucket, run) piece)`` of the base group of the
-    seats ``cuts[0]..cuts[-1]`` holding the groups ``E`` (module docstring), its buckets cut at
-    ``cuts``: ``Z(E)`` sums ``lik`` of the buckets' counts ``(W, J, V)`` over its seat worlds —
-    ``(-inf, ·)`` when none has weight; ``None`` past :data:`MAX_CONFIGS`."""
-    from .engine import leaf_tables
-
-    J, V = len(cuts) - 1, S.n_sa
-    pieces = _pieces(S, cuts)
-    gpos = {g: i for i, g in enumerate(E)}
-    # per run: its pieces' seats over the groups holding it
-    per_run: list[tuple[list[int], list[int], np.ndarray, np.ndarray]] = []
-    runs: dict[int, list[int]] = {}
-    for pi, (_, q, _) in enumerate(pieces):
-        runs.setdefault(q, []).append(pi)
-    total = 1
-    for q, pis in runs.items():
-        gs = [g for g in E if q in S.gq[g]]
-        rows = np.array([pieces[i][2] for i in pis], dtype=np.int64)
-        cols = np.array([S.gq[g][q] for g in gs], dtype=np.int64)
-        t = leaf_tables(rows, cols, MAX_CONFIGS)
-        if t is None:
-            return None
-        total *= t.shape[0]
-        if total > MAX_CONFIGS:
-            return None
-        logw = (sum(_lf(x) for x in rows.tolist()) - np.array([sum(_lf(x) for x in tab.ravel().tolist()) for tab in t]))
-        per_run.append((pis, [gpos[g] for g in gs], t, logw))
-    G = len(E)
-    work = 0  # count tables enumerated so far
-    acc_w = 0.0
-    acc_e = np.zeros((len(pieces), V))
-    ref = None
-    for combo in product(*[range(pr[2].shape[0]) for pr in per_run]):
-        y = np.zeros((len(pieces), G), dtype=np.int64)  # seats of each piece in each group
-        lw = 0.0
-        for (pis, cols_g, t, logw), c in zip(per_run, combo):
-            y[np.ix_(pis, cols_g)] = t[c]
-            lw += float(logw[c])
-        piece_bucket = np.array([p[0] for p in pieces], dtype=np.int64)
-        yb = np.zeros((J, G), dtype=np.int64)  # seats of each group in each bucket
-        np.add.at(yb, piece_bucket, y)
-        splits = []
-        here = 1  # this seating's value splits
-        for gi, g in enumerate(E):
-            t = leaf_tables(yb[:, gi], S.gcounts[g], MAX_CONFIGS)
-            if t is None:
-                return None
-            w = sum(_lf(x) for x in yb[:, gi].tolist()) - np.array([sum(_lf(x) for x in tab.ravel().tolist()) for tab in t])
-            splits.append((t, w))
-            here *= t.shape[0]
-        work += here
-        S.spent += here
-        if work > MAX_CONFIGS or S.spent > WORK_LIMIT:
-            return None
-        # every combination of the groups' value splits, at once
-        idx = np.stack(np.meshgrid(*[np.arange(t.shape[0]) for t, _ in splits], indexing="ij"), -1).reshape(-1, G)
-        x = np.stack([splits[gi][0][idx[:, gi]] for gi in range(G)], axis=1)  # (W, G, J, V)
-        logx = np.sum([splits[gi][1][idx[:, gi]] for gi in range(G)], axis=0) + lw
-        c = x.sum(axis=1)  # (W, J, V): each bucket's counts
-        f = lik(c)
-        live = f > 0
-        if not live.any():
-            continue
-        top = float(logx[live].max())
-        if ref is None or top > ref:  # keep the sums in floating range
-            if ref is not None:
-                acc_w *= float(np.exp(ref - top))
-                acc_e *= float(np.exp(ref - top))
-            ref = top
-        w = np.exp(logx[live] - ref) * f[live]
-        # expected counts per piece: seats of the piece in group g × g's values in its bucket / g's seats there
-        share = np.divide(y, yb[piece_bucket], out=np.zeros(y.shape), where=yb[piece_bucket] > 0)  # (pieces, G)
-        xl = x[live][:, :, piece_bucket, :]  # (W', G, pieces, V)
-        acc_e += np.einsum("w,pg,wgpv->pv", w, share, xl)
-        acc_w += float(w.sum())
-    if ref is None or acc_w <= 0:
-        return float("-inf"), np.zeros((len(pieces), V))
-    return ref + float(np.log(acc_w)), acc_e / acc_w
-
-
 def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray,
                      l: int) -> tuple[np.ndarray | None, str]:
     """Each person's posterior ``(n, n_sa)`` under anatomization over GG/RGG (module
@@ -525,7 +235,7 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
     # states: (bucket k, the groups of the run cut at k — only its value — already placed)
     alpha: dict[tuple[int, frozenset], float] = {(0, frozenset()): 0.0}
     trans: list[tuple[tuple[int, frozenset], tuple[int, frozenset], float, np.ndarray]] = []
-    weighed: dict[tuple, tuple[float, np.ndarray]] = {}
+    weighed: dict[tuple, tuple[float, Any]] = {}  # (log(φ(E) · Z(E)), expected piece counts or None)
     for k in range(S.nb):
         for state in [st for st in alpha if st[0] == k]:
             a, amb = alpha[state], state[1]
@@ -550,16 +260,16 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
                 k_next = S.nb if closed else k2 + 1
                 seats.update(S.seat_q[int(S.bounds[k2]):int(S.bounds[k_next])].tolist())
                 S.spent += int(S.bounds[k_next] - S.bounds[k2]) + 1
-                if S.spent > WORK_LIMIT:
-                    return None, f"more than {WORK_LIMIT:,} steps to list the ways the groups form base groups"
+                if S.spent > sw.WORK_LIMIT:
+                    return None, f"more than {sw.WORK_LIMIT:,} steps to list the ways the groups form base groups"
                 k2 = k_next
                 P2 = int(S.bounds[k2])
                 q2 = S.crossing(P2)
                 hi_i = int(np.searchsorted(S.hi_sorted, P2, side="right"))
                 sure = [int(g) for g in S.by_hi[lo_i:hi_i] if not placed(int(g))]
                 S.spent += hi_i - lo_i  # the groups looked at (and, below, weighed by Anatomy's factor)
-                if S.spent > WORK_LIMIT:
-                    return None, f"more than {WORK_LIMIT:,} steps to list the ways the groups form base groups"
+                if S.spent > sw.WORK_LIMIT:
+                    return None, f"more than {sw.WORK_LIMIT:,} steps to list the ways the groups form base groups"
                 if p == 0 and not closed and k2 < S.nb and _prefix_holds(S, sure, P2 - P, model, domain):
                     closed = True  # GG closes here or earlier in every world
                     stop = merge and bool(_rest_holds(S, S.bounds[k + 1:k2 + 1], model, domain).all())
@@ -586,8 +296,8 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
                     continue
                 for pick in _subsets(free, [S.gq[g][q2] for g in free], need):
                     S.spent += len(sure) + len(pick) + 1
-                    if S.spent > WORK_LIMIT:
-                        return None, f"more than {WORK_LIMIT:,} steps to list the ways the groups form base groups"
+                    if S.spent > sw.WORK_LIMIT:
+                        return None, f"more than {sw.WORK_LIMIT:,} steps to list the ways the groups form base groups"
                     E = sorted(sure + pick)
                     if not E:
                         continue
@@ -604,10 +314,10 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
                         if res is not None:
                             res = (res[0] + la if res[0] > -inf else -inf, res[1])
                             weighed[key] = res
-                    if res is None and S.spent > WORK_LIMIT:
-                        return None, f"more than {WORK_LIMIT:,} steps to list the ways the groups form base groups"
+                    if res is None and S.spent > sw.WORK_LIMIT:
+                        return None, f"more than {sw.WORK_LIMIT:,} steps to list the ways the groups form base groups"
                     if res is None:
-                        return None, (f"a base group of {P2 - P} people has more than {MAX_CONFIGS:,} ways to seat "
+                        return None, (f"a base group of {P2 - P} people has more than {sw.MAX_CONFIGS:,} ways to seat "
                                       "its groups and values")
                     lz, e = res  # log(φ(E) · Z(E))
                     if lz == -inf:

@@ -17,7 +17,7 @@ For a frontier ``F`` of the tree (the base groups), a seat world has weight
   once we know which groups those are; and
 - every node of ``F`` with two rows or more is *not* split: its two halves do not both hold
   — this reads the values of its seats, summed over the seat worlds inside it
-  (:func:`.anatomized_order._base_group`, the halves as its two buckets).
+  (:func:`.seat_worlds._base_group`, the halves as its two buckets).
 
 Which groups sit in a segment is known from its two ends: at a boundary between runs of equal
 QIs every group is on one side by its QIs; at a boundary inside a run, the groups holding
@@ -48,7 +48,9 @@ from typing import Any
 import numpy as np
 
 from ...data.table import EncodedTable
-from .anatomized_order import MAX_CONFIGS, WORK_LIMIT, _anatomy_log, _base_group, _Seats, _spread, _subsets
+from . import seat_worlds as sw
+from .anatomized_order import _anatomy_log, _Seats, _spread, _subsets
+from .seat_worlds import _base_group
 
 _NONE: frozenset = frozenset()
 #: most states of one boundary (ways to part the one-value groups of the run it cuts)
@@ -166,7 +168,7 @@ def sg_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts: np.
         return None, "the order does not keep people with equal QIs together"
     model, domain = base.model, table.sa_domain
     tree, B = _Tree(S.n), _Boundaries(S)
-    too_long = f"more than {WORK_LIMIT:,} steps to list the ways the groups form SG's base groups"
+    too_long = f"more than {sw.WORK_LIMIT:,} steps to list the ways the groups form SG's base groups"
 
     def refused(c: np.ndarray) -> np.ndarray:  # (W, 2, V): SG does not split the leaf
         h0 = np.asarray(model.holds(c[:, 0], domain), dtype=bool)
@@ -184,7 +186,7 @@ def sg_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts: np.
             return inside[key][0]
         lo, hi = tree.lo[i], tree.hi[i]
         E = B.content(lo, hi, a, b)
-        if S.spent > WORK_LIMIT:
+        if S.spent > sw.WORK_LIMIT:
             raise _Stop(too_long)
         if E is None or (i > 0 and not bool(np.asarray(model.holds(S.gcounts[E].sum(axis=0)[None, :], domain))[0])):
             inside[key] = (-inf, -inf, None, [])
@@ -194,8 +196,8 @@ def sg_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts: np.
         if la > -inf:
             res = _base_group(S, E, tree.cuts(i), whole if tree.kids[i] is None else refused)
             if res is None:
-                raise _Stop(too_long if S.spent > WORK_LIMIT else
-                            f"a base group of {hi - lo} people has more than {MAX_CONFIGS:,} ways to seat its "
+                raise _Stop(too_long if S.spent > sw.WORK_LIMIT else
+                            f"a base group of {hi - lo} people has more than {sw.MAX_CONFIGS:,} ways to seat its "
                             "groups and values")
             if res[0] > -inf:
                 leaf, e = la + res[0], res[1]
