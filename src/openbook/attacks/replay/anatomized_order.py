@@ -192,11 +192,13 @@ def _closes_nowhere(S: _Seats, E: list[int], k: int, k2: int, model: Any, domain
 def _prefix_holds(S: _Seats, inside: list[int], rows: int, model: Any, domain: Any) -> bool:
     """Does a prefix of ``rows`` seats holding the groups ``inside`` whole (their other seats
     are members of groups reaching further, of any value) satisfy the model in every seat
-    world (``PrivacyModel.box_verdict``)?"""
+    world (``PrivacyModel.box_verdict``; exactly the model when the groups fill it)?"""
     lo = S.gcounts[inside].sum(axis=0) if inside else np.zeros(S.n_sa, dtype=np.int64)
     rest = rows - int(lo.sum())
     if rest < 0:
         return False
+    if rest == 0:  # these seats are these groups in every world
+        return bool(np.asarray(model.holds(lo[None, :], domain))[0])
     verdict = model.box_verdict(lo[None, :], (lo + rest)[None, :], np.array([rows]), domain)
     return bool(np.asarray(verdict)[0] == 1)
 
@@ -271,7 +273,8 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
                 if S.spent > sw.WORK_LIMIT:
                     return None, f"more than {sw.WORK_LIMIT:,} steps to list the ways the groups form base groups"
                 if p == 0 and not closed and k2 < S.nb and _prefix_holds(S, sure, P2 - P, model, domain):
-                    closed = True  # GG closes here or earlier in every world
+                    closed = True  # GG closes here or earlier in every world; and when what may
+                    # follow the close holds to the end, no tail merges back
                     stop = merge and bool(_rest_holds(S, S.bounds[k + 1:k2 + 1], model, domain).all())
                 free: list[int] = []
                 if q2 >= 0:
@@ -283,11 +286,6 @@ def greedy_posterior(base: Any, table: EncodedTable, group: np.ndarray, gcounts:
                 have: Counter = Counter()
                 for g in sure:
                     have.update(S.gq[g])
-                if p == 0 and q2 < 0 and k2 < S.nb and sure and have == seats and bool(
-                        np.asarray(model.holds(S.gcounts[sure].sum(axis=0)[None, :], domain))[0]):
-                    closed = True  # these seats are these groups in every world, and they hold
-                    # (and when what may follow the close holds to the end, no tail merges back)
-                    stop = merge and bool(_rest_holds(S, S.bounds[k + 1:k2 + 1], model, domain).all())
                 need = seats.get(q2, 0) - have.get(q2, 0) if q2 >= 0 else 0
                 # a pick (groups of run q2 only, ``need`` seats of it) completes the seats iff the
                 # sure groups hold every other run's seats exactly — the same for every pick

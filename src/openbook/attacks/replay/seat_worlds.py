@@ -190,7 +190,6 @@ def _chain_group(S: _Seats, E: list[int], k: int, k2: int, model: Any, domain: A
         if not cand:
             return float("-inf"), np.zeros((len(pieces), V))
         h: np.ndarray = np.asarray(model.holds(np.concatenate([c[5] for c in cand]), domain)).astype(bool)  # the prefix
-        first = np.concatenate([np.full(c[2].size, c[0][2] is None) for c in cand])
         restart = np.zeros(h.size, dtype=bool)  # the merged tail: a closed group, the next starts after it
         if not tail:
             f = np.where(h, p, 1.0) if j < J - 1 else (np.where(h, 1.0 - p, 0.0) if not final else np.where(h, 1.0, 0.0))
@@ -202,6 +201,7 @@ def _chain_group(S: _Seats, E: list[int], k: int, k2: int, model: Any, domain: A
             f = np.where(h & rest, 0.0, 1.0)
             restart = h & np.logical_not(rest)
         else:  # the end: the first group closes here, or a later group never held (the tail)
+            first = np.concatenate([np.full(c[2].size, c[0][2] is None) for c in cand])
             f = np.where(np.where(first, h, np.logical_not(h)), 1.0, 0.0)
         with np.errstate(divide="ignore"):
             logf = np.log(f)
