@@ -300,7 +300,8 @@ def _finding_from(adv: Any, result: Any, target: float | None, seconds: float, r
             above_mask = above_mask | (ok & (dist > distance_target + 1e-9))
     worst_se = result.max_stderr(evaluated) if evaluated.any() and len(result.targets) else None
     sampled = worst_se is not None and bool(worst_se > 0)  # read on the compact form: no per-person copy
-    method = "sampled (3-SE bound)" if sampled else "exact"
+    bounded = bool(result.notes.get("bound")) and sampled  # an upper bound stated as 3 "s.e." (MASK)
+    method = "upper bound" if bounded else "sampled (3-SE bound)" if sampled else "exact"
     return Finding(adversary=adv.name, title=adv.title, paper=adv.paper, disclosure=adv.disclosure, applies=True,
                    reason=reason, ran=True, target=target, max_posterior=mx,
                    n_people=int(considered.sum()), n_absent=int((considered & ~published).sum()),

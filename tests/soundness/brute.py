@@ -198,7 +198,7 @@ def outcomes(case: Any, algo_factory: Callable[[], Any], world: Any, publisher: 
             with rng_is(lambda key=key: KeyRng(key)):
                 out = publisher.bytes_of(algo_factory(), world)
             yield out, Fraction(1, len(keys))
-    elif coins == "script":
+    elif coins in ("script", "mask"):
         def run_script(rng: ScriptedRng) -> Any:
             with rng_is(lambda: rng):
                 return publisher.bytes_of(algo_factory(), world)
@@ -260,6 +260,8 @@ def coin_factor(case: Any, counts: list[int], table: Any = None) -> int:
         return ties * 2 ** max(1, sum(counts) // 2)
     if coins == "script":
         return math.factorial(sum(counts))
+    if coins == "mask":  # the drawn proportions, the distorted tuples and their new values
+        return 4 ** max(1, sum(counts) // 2)
     return 1
 
 
@@ -270,6 +272,8 @@ def exact_posterior(case: Any, table: Any, release: Any, algo_factory: Callable[
     ``{"cert": (n, m) Fractions, "uniform": ... or None, "worlds": int, "builds": int}``.
     ``"cert"`` is ``None`` when no world of positive prior publishes the release (an absent
     person must hold a value the release does not publish)."""
+    from .tables import coins_of
+
     target = published_bytes(release)
     m = table.columns[table.sa_name].n_values
     cats = [str(v) for v in table.columns[table.sa_name].categories]
@@ -281,8 +285,11 @@ def exact_posterior(case: Any, table: Any, release: Any, algo_factory: Callable[
     n = table.n_rows
     n_pub = sum(published)
     absent = n - n_pub
-    per_world = max(coin_factor(case, c, table) for c in world_counts(published, n))
-    total = n_worlds(published, n)
+    # MASK changes SA values: a world may hold any values, not only the published ones
+    distorts = coins_of(case) == "mask"
+    floor = [0] * m if distorts else published
+    per_world = max(coin_factor(case, c, table) for c in world_counts(floor, n))
+    total = n_worlds(floor, n)
     if total * per_world > budget:
         raise TooBig(f"{total} worlds x {per_world} outcomes")
     prior = [Fraction(c, n_pub) for c in published]
@@ -290,7 +297,7 @@ def exact_posterior(case: Any, table: Any, release: Any, algo_factory: Callable[
     num = {"cert": [[Fraction(0)] * m for _ in range(n)], "uniform": [[Fraction(0)] * m for _ in range(n)]}
     den = {"cert": Fraction(0), "uniform": Fraction(0)}
     worlds = 0
-    for c in world_counts(published, n):
+    for c in world_counts(floor, n):
         w_cert = math.prod((prior[v] ** c[v] for v in range(m)), start=Fraction(1))
         for arr in _arrangements(c):
             w = np.asarray(arr, dtype=np.int64)
@@ -311,5 +318,5 @@ def exact_posterior(case: Any, table: Any, release: Any, algo_factory: Callable[
     out: dict[str, Any] = {"worlds": worlds, "builds": publisher.builds, "absent": absent}
     for name in ("cert", "uniform"):
         out[name] = (np.array([[x / den[name] for x in row] for row in num[name]], dtype=object)
-                     if den[name] and (name == "cert" or absent) else None)
+                     if den[name] and (name == "cert" or absent or distorts) else None)
     return out

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .brute import TooBig, exact_posterior
-from .tables import ALGOS, Case
+from .tables import ALGOS, Case, coins_of
 
 TOL = 1e-9
 
@@ -251,6 +251,10 @@ def judge(case: Case, *, budget: int = 200_000, round_trip: bool = True) -> Outc
             out.false_pass_uniform = above_target(ex["uniform"], release, table, case.max_risk)
         if replay is not None and ex["cert"] is not None:
             out.replay_wrong, out.replay_over = replay_check(replay, ex["cert"], table, release)
+        if replay is not None and ex["uniform"] is not None and coins_of(case) == "mask":
+            # MASK's figures are bounds under any prior: the uniform one too
+            wrong, _ = replay_check(replay, ex["uniform"], table, release)
+            out.replay_wrong += [(*w, "uniform prior") for w in wrong]
     out.seconds = time.perf_counter() - t0
     return out
 

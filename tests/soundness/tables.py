@@ -22,7 +22,10 @@ How each algorithm's random choices are enumerated (``coins``):
 * ``ana-rgg`` — anatomization over RGG: the ties, Anatomy's keys and RGG's coins;
 * ``script`` — Set Anatomy's permutations, enumerated call by call
   (:func:`possible_worlds.every_outcome`);
-* ``skip`` — algorithms no adversary knows (MASK, ART, Injector): their certificate never passes, so only the write/read agreement is
+* ``mask`` — MASK's draws (the proportions, the distorted tuples, their new values), enumerated
+  call by call like ``script``; its worlds are every SA vector over the table's values (it
+  changes values), and its figures are bounds, checked under both priors;
+* ``skip`` — algorithms no adversary knows (ART, Injector): their certificate never passes, so only the write/read agreement is
   checked, and a pass would be reported as unsound.
 """
 
@@ -62,7 +65,7 @@ class Algo:
     """One catalog algorithm as the suite runs it."""
 
     name: str
-    coins: str  # none | ties | rgg | keys | ana-ties | ana-rgg | script | skip
+    coins: str  # none | ties | rgg | keys | ana-ties | ana-rgg | script | mask | skip
     families: tuple[str, ...] | None = None  # model families it accepts (None: every one)
     sizes: tuple[int, int] = (5, 10)  # people per table, inclusive
     kinds: tuple[str | None, ...] = (None,)
@@ -112,7 +115,7 @@ ALGOS: dict[str, Algo] = {a.name: a for a in (
     Algo("gg-ana", "ana-ties", families=L_FAMILIES, sizes=(5, 7)),
     Algo("rgg-ana", "ana-rgg", families=L_FAMILIES, sizes=(4, 6)),
     Algo("sg-ana", "keys", families=L_FAMILIES, sizes=(5, 8)),
-    Algo("mask", "skip", families=SET_FAMILIES, sizes=(5, 8)),
+    Algo("mask", "mask", families=SET_FAMILIES, sizes=(4, 7)),
     Algo("art", "skip", families=SET_FAMILIES, sizes=(5, 8)),
     Algo("injector", "skip", families=SET_FAMILIES, sizes=(5, 8)),
 )}

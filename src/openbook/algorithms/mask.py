@@ -146,11 +146,9 @@ class Mask(Anonymizer):
 
     name = "mask"
     minimality = False
-    unaware = ("MASK distorts the SA of the classes violating the model (paper 001 §6); Theorem 3 shows only "
-               "that the minimality adversary excludes no world, not what an adversary who knows MASK learns: "
-               "a published class may be a distorted one, and on tiny tables the brute force over possible "
-               "worlds puts people above the baseline's posterior (tests/contract); openbook has no MASK-aware "
-               "adversary")
+    #: the adversary who knows MASK bounds each posterior by what distortion could have hidden
+    #: (:mod:`openbook.attacks.distortion`)
+    replay = "distortion"
     parameter_constraints = {"k": Integer(minimum=1, strict=True), "kind": Options("generalized", "bucketized")}
 
     def __init__(self, *, model: Any, k: int = 5, kind: str = "generalized", seed: int | None = None) -> None:

@@ -32,11 +32,14 @@ import numpy as np
 #:   *search*: its lattice choice couples every class), within ``rerun_limit`` worlds; past
 #:   it (no suppression budget), each world weighed by the search's own decisions
 #:   (:mod:`.replay.lattice`: which of the nodes it could have preferred satisfy there).
+#: * ``"distortion"`` — QI classes by the QIs alone, then the SA of the classes violating the
+#:   model distorted (MASK, paper 001 §6): each posterior bounded from above by what the
+#:   distortion could have hidden, under any prior (:mod:`.distortion`).
 #:
 #: An algorithm without one says why no adversary knows it (trait ``Anonymizer.unaware``).
 #: ``tests/contract/test_adversary_brute_force.py`` checks each against a brute force over
 #: possible worlds that re-runs the algorithm over every outcome of its random choices.
-REPLAY_METHODS = ("decisions", "sa-only", "qi-only", "decoupled", "rerun")
+REPLAY_METHODS = ("decisions", "sa-only", "qi-only", "decoupled", "rerun", "distortion")
 
 
 def algorithm_traits(release: Any) -> Any:

@@ -14,6 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..errors import ParameterError
 from ..models.promise import promised_l
 from ..params import Boolean, Integer, Options, Real, Text
 from .adversary import DEFAULT_RERUN_LIMIT, DEFAULT_WORLDS, Adversary, Applies
@@ -93,6 +94,26 @@ def _decoupled(release: Any, original: Any, sensitive_set: str | None, name: str
                             sensitive=truth_in_targets(release, original, names), l=promised_l(model))
 
 
+def _distorted(release: Any, original: Any, sensitive_set: str | None, name: str) -> AttackResult:
+    """The bound on every person's posterior of a MASK release (:mod:`.distortion`)."""
+    from .baseline import choose_targets, release_model
+    from .distortion import distortion_attack
+
+    _, domain = release.sa_counts()
+    model = release_model(release)
+    names, masks, _ = choose_targets(domain, model, sensitive_set)
+    declared = {k: {str(v) for v in vs} for k, vs in ((release.meta.get("schema") or {}).get("sensitive_sets")
+                                                       or {}).items()}
+    s_name = next((getattr(sub, "sensitive_set", None) for sub in getattr(model, "models", None) or [model]
+                   if getattr(sub, "sensitive_set", None) is not None), None)
+    if s_name not in declared:
+        raise ParameterError(f"the release's model names sensitive set {s_name!r}, which its schema does not declare",
+                             parameter="model")
+    values = [declared.get(nm[4:], set()) if nm.startswith("set:") else {nm} for nm in names]
+    return distortion_attack(release, names, masks, values, declared[s_name], group=person_classes(release, original),
+                             l=promised_l(model), sensitive=truth_in_targets(release, original, names), adversary=name)
+
+
 class ReplayAdversary(Adversary):
     """Re-runs the release's algorithm on possible worlds (paper 000 §5.1): worlds in which
     the algorithm would not have published this grouping are excluded (deterministic
@@ -149,7 +170,11 @@ class ReplayAdversary(Adversary):
                "sa-only": "its grouping depends on the SA alone, so every possible world is equally likely to "
                           "produce it (paper 000 Claim 4): the posterior is the class frequency",
                "qi-only": "its grouping depends on the QIs alone; the classes it withholds are those failing "
-                          "the model"}[method]
+                          "the model",
+               "distortion": "its classes depend on the QIs alone and it lowers the sensitive count of the classes "
+                             "violating the model: each posterior is bounded from above by what that distortion "
+                             "could have hidden, under any prior (a class it may have distorted may have held up to "
+                             "all of its people in the sensitive set)"}[method]
         return Applies(True, f"{alg}: {why}")
 
     def knows_algorithm(self, release: Any) -> Applies:
@@ -162,6 +187,8 @@ class ReplayAdversary(Adversary):
         prov = provenance(release)
         if replay_method(release) == "decoupled":
             return _decoupled(release, original, self.sensitive_set, "replay")
+        if replay_method(release) == "distortion":
+            return _distorted(release, original, self.sensitive_set, "replay")
         if prov.get("algorithm") == "anatomize" and replay_method(release) == "sa-only":
             # anatomization of no base is Anatomy (paper 000 §5.3 footnote 4): replay it as Base(Ana)
             import copy

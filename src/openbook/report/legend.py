@@ -47,7 +47,7 @@ LEGEND: list[tuple[str, str]] = [
                                                "people an informed adversary is less sure than the baseline."),
     ("knows the algorithm", "The adversary re-runs or reasons with the very algorithm that made the release "
                             "(paper 000 §2.4). A release is publishable only when such an adversary ran: for "
-                            "algorithms no adversary knows (MASK, ART, Injector, anatomization of an SA-dependent "
+                            "algorithms no adversary knows (ART, Injector, anatomization of an SA-dependent "
                             "base) the verdict is not publishable — unknown is not safe."),
     ("unresolved", "People for whom the adversary's computation was too large to finish. They count as "
                    "failing, never as safe."),
@@ -55,6 +55,8 @@ LEGEND: list[tuple[str, str]] = [
                "rule by which the algorithm withholds people, so their absence can itself reveal their value."),
     ("3-SE bound", "Where a posterior is estimated by sampling possible worlds, the certificate uses the "
                    "estimate plus three standard errors, so a sampled figure errs on the safe side."),
+    ("upper bound", "Where the exact posterior is out of reach, a figure no posterior can exceed (MASK: a class "
+                    "it may have distorted may have held its whole class in the sensitive set), under any prior."),
     ("m-confidential", "No posterior exceeds 1/m (paper 001, Definition 4); m is ℓ unless given."),
     ("baseline adversary", "Knows the release only: every arrangement of a class's published values is equally "
                            "likely. The model itself bounds what it learns; the other adversaries show what "
