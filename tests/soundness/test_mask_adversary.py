@@ -89,3 +89,31 @@ def test_one_class_is_never_distorted():
     case = _case(frame, k=4, max_risk=0.5)
     out = judge(case, budget=10**6)
     assert out.brute and out.verdict == "pass" and not out.false_pass and not out.replay_wrong, out.explain()
+
+
+def test_a_file_class_joining_several_of_masks_classes_is_never_taken_as_undistorted():
+    """Labels of two of MASK's classes may coincide in the file (ordered categorical cuts can
+    print as the same hierarchy node): the file then shows one class whose parts' proportions
+    it hides, so "no other class's proportion reaches it" no longer rules distortion out. The
+    release above with its two classes' labels made equal: one published class, the men's two
+    hiv and the women's none together — the adversary, re-running MASK's first step on the QIs,
+    sees two of its classes in it and bounds it (1) instead of stating 2/8 as exact."""
+    import copy
+
+    frame = pd.DataFrame({"age": [20, 21, 22, 23, 40, 41, 42, 43], "sex": ["F"] * 4 + ["M"] * 4,
+                          "disease": ["flu"] * 4 + ["hiv", "hiv", "flu", "flu"]})
+    case = _case(frame, k=4, max_risk=0.5)
+    table = case.table()
+    release, _ = make(case, table)
+    assert certify(release, original=table).results["replay"].notes["merged_classes"] is False
+    joined = copy.copy(release)
+    joined.meta = dict(release.meta)
+    joined.partition = None  # read from the file alone
+    data = release.data.copy()
+    for col in ("age", "sex"):
+        data[col] = data[col].astype(str).iloc[0]
+    joined.data = data
+    assert joined.classes()[1] == 1
+    rep = certify(joined, original=table).results["replay"]
+    assert rep.notes["merged_classes"] is True
+    assert np.all(rep.max_bound() == 1.0)

@@ -170,6 +170,11 @@ class Mask(Anonymizer):
         sm = _set_model(self.model)
         return 1.0 / sm.alpha
 
+    def k_partition(self, table: EncodedTable) -> Partition:
+        """Step 1 alone: the k-anonymous partition of the QIs (what an adversary who knows the
+        QIs re-runs: :mod:`openbook.attacks.distortion`)."""
+        return self._k_anonymize(table)[0]
+
     def _k_anonymize(self, table: EncodedTable) -> tuple[Partition, str]:
         kmodel = KAnonymity(k=int(self.k))
         try:

@@ -20,6 +20,10 @@ What the adversary can rule out (each a necessary condition of ``E ∈ V``, read
   ℓ-diverse and so published undistorted, and distortion only lowers ``t`` below
   ``round(p·|E|)`` (floating point read on the safe side).
 
+The adversary re-runs MASK's first step on the QIs (``Mask.k_partition``); when a published
+class joins several of its classes (their labels coincide in the file) the file hides their
+own proportions, and no class is taken as undistorted.
+
 A class that meets neither is published as it was: under any prior in which the people of a
 class are exchangeable (every replay here assumes as much) each of them holds ``v`` with the
 class frequency — exact. A class that may have been distorted had ``c > t`` values of ``s``
@@ -51,14 +55,18 @@ import numpy as np
 from .base import AttackResult
 
 
-def distortable(counts: np.ndarray, s_mask: np.ndarray) -> np.ndarray:
+def distortable(counts: np.ndarray, s_mask: np.ndarray, merged: bool = False) -> np.ndarray:
     """Which published classes (rows of ``counts``, their SA counts) MASK may have distorted
     (module docstring: they hold fewer values of ``s`` than people, and another class's
-    proportion rounds to at least theirs)."""
+    proportion rounds to at least theirs). ``merged``: some published class joins several of
+    MASK's classes (their labels coincide in the file), whose own proportions the file does not
+    show — then every class short of all-``s`` may have been distorted."""
     counts = np.asarray(counts, dtype=np.float64)
     size = counts.sum(axis=1)
     t = counts[:, np.asarray(s_mask, dtype=bool)].sum(axis=1)
     n = size.size
+    if merged:
+        return t < size
     if n < 2:
         return np.zeros(n, dtype=bool)
     prop = np.where(size > 0, t / np.maximum(size, 1.0), 0.0)
@@ -71,7 +79,7 @@ def distortable(counts: np.ndarray, s_mask: np.ndarray) -> np.ndarray:
 
 
 def distortion_bounds(counts: np.ndarray, s_mask: np.ndarray, masks: np.ndarray,
-                      meets: Sequence[bool]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                      meets: Sequence[bool], merged: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per published class: the class frequency of each target ``(n_classes, T)``, the upper
     bound of any person's posterior of it, and whether the class may have been distorted.
     ``meets[j]``: target ``j`` shares a value with the sensitive set (by the declared values,
@@ -86,24 +94,29 @@ def distortion_bounds(counts: np.ndarray, s_mask: np.ndarray, masks: np.ndarray,
         freq = per / size[:, None]
         # up to |E| - t values of the set turned into others: all of them the target's
         lifted = np.minimum(1.0, (per + (size - t)[:, None]) / size[:, None])
-    dist = distortable(counts, s_mask)
+    dist = distortable(counts, s_mask, merged)
     bound = np.where(dist[:, None] & np.asarray(meets, dtype=bool)[None, :], lifted, freq)
     return freq, bound, dist
 
 
 def distortion_attack(release: Any, names: list[str], masks: np.ndarray, target_values: Sequence[set[str]],
-                      s_values: set[str], *, group: np.ndarray, l: float | None = None,
-                      sensitive: np.ndarray | None = None, adversary: str = "replay") -> AttackResult:
+                      s_values: set[str], *, group: np.ndarray, step_one: np.ndarray | None,
+                      l: float | None = None, sensitive: np.ndarray | None = None,
+                      adversary: str = "replay") -> AttackResult:
     """The bound of the module docstring for every person (``group``: each one's published
     class, ``Release.classes`` numbering; ``-1`` absent). ``target_values[j]``: the SA values
-    target ``j`` stands for (a set's declared values); ``s_values``: MASK's sensitive set."""
+    target ``j`` stands for (a set's declared values); ``s_values``: MASK's sensitive set;
+    ``step_one``: each person's class of MASK's first step (strict Mondrian under k-anonymity
+    on the QIs, which the adversary re-runs), ``None`` when it cannot be re-run — then, as when
+    a published class joins several of them, no class is taken as undistorted."""
     counts, domain = release.sa_counts()
     published = [str(v) for v in domain.values]
     s_mask = np.array([v in s_values for v in published], dtype=bool)
     meets = [bool(vals & s_values) for vals in target_values]
-    freq, bound, dist = distortion_bounds(counts, s_mask, masks, meets)
-    se = (bound - freq) / 3.0
     group = np.asarray(group, dtype=np.int64)
+    merged = step_one is None or _joins_several(group, np.asarray(step_one, dtype=np.int64))
+    freq, bound, dist = distortion_bounds(counts, s_mask, masks, meets, merged)
+    se = (bound - freq) / 3.0
     unresolved = np.zeros(group.size, dtype=bool)
     reasons = []
     hidden = sorted(s_values - set(published))
@@ -122,5 +135,15 @@ def distortion_attack(release: Any, names: list[str], masks: np.ndarray, target_
                "bound": "an upper bound under any prior exchangeable within each class: a class MASK may have "
                         "distorted may have held more values of the sensitive set than it shows",
                "classes": int(counts.shape[0]), "distortable_classes": int(dist.sum()),
+               "merged_classes": bool(merged),
                "unresolved": reasons},
     )
+
+
+def _joins_several(group: np.ndarray, step_one: np.ndarray) -> bool:
+    """Does some published class hold people of several of MASK's first-step classes?"""
+    kept = group >= 0
+    if not kept.any():
+        return False
+    pairs = np.unique(np.stack([group[kept], step_one[kept]], axis=1), axis=0)
+    return bool(np.unique(pairs[:, 0]).size < pairs.shape[0])

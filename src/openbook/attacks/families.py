@@ -111,7 +111,21 @@ def _distorted(release: Any, original: Any, sensitive_set: str | None, name: str
                              parameter="model")
     values = [declared.get(nm[4:], set()) if nm.startswith("set:") else {nm} for nm in names]
     return distortion_attack(release, names, masks, values, declared[s_name], group=person_classes(release, original),
-                             l=promised_l(model), sensitive=truth_in_targets(release, original, names), adversary=name)
+                             step_one=_mask_step_one(release, original), l=promised_l(model),
+                             sensitive=truth_in_targets(release, original, names), adversary=name)
+
+
+def _mask_step_one(release: Any, original: Any) -> np.ndarray | None:
+    """Each person's class of MASK's first step (``Mask.k_partition``: strict Mondrian under
+    k-anonymity on the QIs alone), re-run on the original; ``None`` when it cannot be."""
+    from ..errors import OpenbookError
+    from .replay.attack import algorithm_from_provenance
+
+    try:
+        algo = algorithm_from_provenance(provenance(release), release.meta.get("model"))
+        return np.asarray(algo.k_partition(original).group)
+    except OpenbookError:
+        return None
 
 
 class ReplayAdversary(Adversary):
