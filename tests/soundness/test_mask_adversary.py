@@ -117,3 +117,16 @@ def test_a_file_class_joining_several_of_masks_classes_is_never_taken_as_undisto
     rep = certify(joined, original=table).results["replay"]
     assert rep.notes["merged_classes"] is True
     assert np.all(rep.max_bound() == 1.0)
+
+
+def test_a_first_step_that_is_not_the_files_tells_nothing():
+    """The adversary's re-run of MASK's first step must refine the published classes: one of
+    its classes spread over two published classes means the re-run is not the file's (another
+    table), and then — as when a published class joins two of its classes — no class is taken
+    as undistorted."""
+    from openbook.attacks.distortion import _joins_several
+
+    group = np.array([0, 0, 1, 1, -1])
+    assert not _joins_several(group, np.array([5, 5, 7, 7, 9]))
+    assert _joins_several(group, np.array([0, 1, 2, 2, 3]))  # a published class joins two
+    assert _joins_several(group, np.array([0, 0, 0, 1, 1]))  # a re-run class spread over two

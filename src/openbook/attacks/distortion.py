@@ -141,9 +141,11 @@ def distortion_attack(release: Any, names: list[str], masks: np.ndarray, target_
 
 
 def _joins_several(group: np.ndarray, step_one: np.ndarray) -> bool:
-    """Does some published class hold people of several of MASK's first-step classes?"""
+    """Does some published class hold people of several of MASK's first-step classes — or is
+    the re-run not the file's (a class of it spread over several published classes: another
+    table), so that nothing can be told?"""
     kept = group >= 0
     if not kept.any():
         return False
     pairs = np.unique(np.stack([group[kept], step_one[kept]], axis=1), axis=0)
-    return bool(np.unique(pairs[:, 0]).size < pairs.shape[0])
+    return bool(np.unique(pairs[:, 0]).size < pairs.shape[0] or np.unique(pairs[:, 1]).size < pairs.shape[0])
