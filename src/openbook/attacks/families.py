@@ -96,7 +96,7 @@ def _decoupled(release: Any, original: Any, sensitive_set: str | None, name: str
 
 def _distorted(release: Any, original: Any, sensitive_set: str | None, name: str) -> AttackResult:
     """The bound on every person's posterior of a MASK release (:mod:`.distortion`)."""
-    from .baseline import choose_targets, release_model
+    from .baseline import _find_set_model, choose_targets, release_model
     from .distortion import distortion_attack
 
     _, domain = release.sa_counts()
@@ -104,8 +104,7 @@ def _distorted(release: Any, original: Any, sensitive_set: str | None, name: str
     names, masks, _ = choose_targets(domain, model, sensitive_set)
     declared = {k: {str(v) for v in vs} for k, vs in ((release.meta.get("schema") or {}).get("sensitive_sets")
                                                        or {}).items()}
-    s_name = next((getattr(sub, "sensitive_set", None) for sub in getattr(model, "models", None) or [model]
-                   if getattr(sub, "sensitive_set", None) is not None), None)
+    s_name = getattr(_find_set_model(model), "sensitive_set", None)  # MASK's set
     if s_name not in declared:
         raise ParameterError(f"the release's model names sensitive set {s_name!r}, which its schema does not declare",
                              parameter="model")
