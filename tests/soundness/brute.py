@@ -260,7 +260,7 @@ def coin_factor(case: Any, counts: list[int], table: Any = None) -> int:
         return ties * 2 ** max(1, sum(counts) // 2)
     if coins == "script":
         return math.factorial(sum(counts))
-    if coins == "mask":  # the drawn proportions, the distorted tuples and their new values
+    if coins == "mask":  # the drawn proportions, the distorted tuples, their values: an estimate, not a bound
         return 4 ** max(1, sum(counts) // 2)
     return 1
 
