@@ -10,8 +10,26 @@ from typing import Any, Iterable, Iterator, TypeVar
 T = TypeVar("T")
 
 
+#: depth of :func:`silenced` blocks: work run many times inside one bar draws none of its own
+_SILENCED = 0
+
+
 def enabled() -> bool:
-    return os.environ.get("OPENBOOK_PROGRESS", "1") != "0" and sys.stderr.isatty()
+    return _SILENCED == 0 and os.environ.get("OPENBOOK_PROGRESS", "1") != "0" and sys.stderr.isatty()
+
+
+class silenced:
+    """No bar or spinner inside the block (an algorithm re-run thousands of times under one
+    adversary's bar)."""
+
+    def __enter__(self) -> "silenced":
+        global _SILENCED
+        _SILENCED += 1
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        global _SILENCED
+        _SILENCED -= 1
 
 
 _CONSOLE = None

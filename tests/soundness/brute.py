@@ -198,7 +198,7 @@ def outcomes(case: Any, algo_factory: Callable[[], Any], world: Any, publisher: 
             with rng_is(lambda key=key: KeyRng(key)):
                 out = publisher.bytes_of(algo_factory(), world)
             yield out, Fraction(1, len(keys))
-    elif coins in ("script", "mask"):
+    elif coins in ("script", "mask", "seeds"):
         def run_script(rng: ScriptedRng) -> Any:
             with rng_is(lambda: rng):
                 return publisher.bytes_of(algo_factory(), world)
@@ -260,6 +260,9 @@ def coin_factor(case: Any, counts: list[int], table: Any = None) -> int:
         return ties * 2 ** max(1, sum(counts) // 2)
     if coins == "script":
         return math.factorial(sum(counts))
+    if coins == "seeds":  # ART, Injector: every order of the rows holding a value of the set s (their seeds)
+        mask = None if table is None else table.sa_domain.sensitive_mask("s")
+        return math.factorial(sum(int(c) for c, on in zip(counts, mask) if on) if mask is not None else sum(counts))
     if coins == "mask":  # the drawn proportions, the distorted tuples, their values: an estimate, not a bound
         return 4 ** max(1, sum(counts) // 2)
     return 1

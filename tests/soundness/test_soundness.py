@@ -28,7 +28,7 @@ from .tables import ALGOS, random_case
 
 #: the algorithms of the normal run's slice: each on its own seeds, tables of at most 7 people
 SLICE_ALGOS = ("gg", "rgg", "sg", "mondrian", "full-domain", "full-domain-search", "anatomy", "base-ana",
-               "set-anatomy", "generalized-anatomy", "gg-ana", "mask")
+               "set-anatomy", "generalized-anatomy", "gg-ana", "mask", "art", "injector")
 SLICE = [(a, s) for a in SLICE_ALGOS for s in range(3)]
 
 

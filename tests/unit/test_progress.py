@@ -15,6 +15,24 @@ def test_track_draws_on_a_terminal(monkeypatch):
         pass
 
 
+def test_silenced_blocks_nest_and_restore(monkeypatch):
+    """An algorithm re-run thousands of times under an adversary's bar draws no bar of its own;
+    leaving the (nested) blocks, and leaving one by an exception, restores the bars."""
+    import pytest
+
+    monkeypatch.setattr(progress.sys.stderr, "isatty", lambda: True, raising=False)
+    monkeypatch.delenv("OPENBOOK_PROGRESS", raising=False)
+    assert progress.enabled()
+    with progress.silenced():
+        with progress.silenced():
+            assert not progress.enabled()
+        assert not progress.enabled()
+    assert progress.enabled()
+    with pytest.raises(RuntimeError), progress.silenced():
+        raise RuntimeError("a refused re-run")
+    assert progress.enabled()
+
+
 def test_disabled_by_environment(monkeypatch):
     monkeypatch.setenv("OPENBOOK_PROGRESS", "0")
     assert progress.enabled() is False

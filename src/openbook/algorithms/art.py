@@ -40,9 +40,10 @@ than ``x`` exhaust the SA domain.
 
 from __future__ import annotations
 
+import copy
 import math
 import time
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 from numba import njit
@@ -58,6 +59,7 @@ from ..params import Integer, Optional, Real, Text
 from ..progress import track
 from ..release import Partition
 from .base import Anonymizer
+from .ordering import seed_order as order_seeds
 
 #: offset of the log-probability coordinates of the candidate index
 LOG_EPS = 1e-4
@@ -124,10 +126,19 @@ class _Index:
         self.rows = order
         self.start = np.searchsorted(np.sort(key), np.arange(n_combo * K + 1))
         self.ptr = self.start[:-1].copy()
-        self.navail = np.bincount(combo[cand], minlength=n_combo).astype(np.int64)
+        self.navail0 = np.bincount(combo[cand], minlength=n_combo).astype(np.int64)
+        self.navail = self.navail0.copy()
         self.P, self.idx = P, idx
         self.trees: dict[int, Any] = {}
         self.feats: dict[int, np.ndarray] = {}
+
+    def fresh(self) -> "_Index":
+        """Every candidate available again, the trees and features shared (another order of
+        the seeds on the same table)."""
+        out = copy.copy(self)
+        out.ptr = self.start[:-1].copy()
+        out.navail = self.navail0.copy()
+        return out
 
     def avail(self, u: np.ndarray) -> np.ndarray:
         return self.navail[u]
@@ -196,8 +207,8 @@ class ART(Anonymizer):
     release_kind = "bucketized"
     minimality = False
     background_robust = True
-    unaware = ("the background adversary (paper 003) knows worst-case QI-based distributions, not the algorithm; "
-               "ART's grouping depends on the SA and paper 003 does not consider an adversary who knows ART")
+    #: re-run on every world under every order of its seeds (:mod:`openbook.attacks.replay.seeded`)
+    replay = "rerun"
 
     exact = False
     #: the exact check's DP budget and growth factor (set by :class:`ARTExact`, read when ``exact``)
@@ -230,7 +241,8 @@ class ART(Anonymizer):
                 "min_support": self.min_support, "k_neighbors": self.k_neighbors,
                 "max_group_size": self.max_group_size, "max_suppression": self.max_suppression}
 
-    def _sensitive(self, table: EncodedTable) -> np.ndarray:
+    def sensitive_values(self, table: EncodedTable) -> np.ndarray:
+        """Which SA codes are sensitive (each seeds a group)."""
         from .ordering import sensitive_set_name
 
         name = sensitive_set_name(self.sensitive_set, self.model, self.name)
@@ -242,22 +254,34 @@ class ART(Anonymizer):
                                  "non-sensitive ones", parameter="sensitive_set", value=name)
         return mask
 
-    def partition(self, table: EncodedTable) -> Partition:
+    def partition(self, table: EncodedTable, *, seed_order: Any = None) -> Partition:
+        """``seed_order``: the sensitive rows in the order their groups are grown (default a
+        secret random permutation, :func:`.ordering.seed_order`)."""
+        return next(self.seeded_runs(table, [seed_order]))
+
+    def seeded_runs(self, table: EncodedTable, orders: Iterable[Any]) -> Iterator[Partition]:
+        """The partition of each of ``orders`` (as :meth:`partition`'s ``seed_order``) on one
+        table, its knowledge mined once (the replay's re-runs, :mod:`openbook.attacks.replay.seeded`)."""
         self._validate(table)
         r = _check_r(self.name, self.r, self.model)
         max_gs = self.max_group_size if self.max_group_size is not None else int(math.ceil(20 * r))
         t0 = time.perf_counter()
-        sens = self._sensitive(table)
+        sens = self.sensitive_values(table)
         kn = mine_knowledge(table, max_size=self.max_size, min_support=self.min_support)
         self.knowledge = kn
         P, idx = kn.stacked(table.qi_codes)
         sa = table.sa_codes.astype(np.int64)
         sens_row = sens[sa]
-        index = _Index(table, P, idx, sens_row)
+        base = _Index(table, P, idx, sens_row)
+        for seed_order in orders:
+            yield self._run(table, base.fresh(), P, idx, sa, sens_row, r, max_gs, kn,
+                            order_seeds(self.name, np.flatnonzero(sens_row), self.seed, seed_order), t0)
+
+    def _run(self, table: EncodedTable, index: _Index, P: np.ndarray, idx: np.ndarray, sa: np.ndarray,
+             sens_row: np.ndarray, r: float, max_gs: int, kn: Knowledge, seeds: np.ndarray, t0: float) -> Partition:
+        """Step 2 and the leftovers for one order of the seeds."""
         n = table.n_rows
         group = np.full(n, -1, dtype=np.int64)
-        rng = np.random.default_rng(self.seed)
-        seeds = rng.permutation(np.flatnonzero(sens_row))
         next_gid = 0
         stats = {"failed": 0, "unreachable": 0, "too_large": 0, "undecided": 0, "exact_extra": 0,
                  "bound": 0, "exact": 0, "checks": 0}
@@ -290,8 +314,7 @@ class ART(Anonymizer):
             prov |= {"certified_by_bound": stats["bound"], "certified_by_exact_dp": stats["exact"],
                      "failed_undecided": stats["undecided"], "certification_checks": stats["checks"],
                      "max_states": int(self.max_states)}
-        part = Partition.from_labels(group, provenance=self.provenance() | prov)
-        return part
+        return Partition.from_labels(group, provenance=self.provenance() | prov)
 
     # -- one group --------------------------------------------------------------------
     def _grow(self, t: int, x: int, index: _Index, P: np.ndarray, idx: np.ndarray, sa: np.ndarray, r: float,

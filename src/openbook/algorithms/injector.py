@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from itertools import combinations
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 import numpy as np
 
@@ -34,6 +34,7 @@ from ..models.base import PrivacyModel
 from ..params import Integer, Optional, Real, Text, fail
 from ..release import Partition
 from .base import Anonymizer
+from .ordering import seed_order as order_seeds
 
 
 def negative_rules(table: EncodedTable, *, min_exp: float = 0.9, max_rule_size: int = 2,
@@ -82,8 +83,8 @@ class Injector(Anonymizer):
     release_kind = "bucketized"
     minimality = False
     background_robust = True
-    unaware = ("the background adversary knows worst-case QI-based distributions, not the algorithm; "
-               "Injector's grouping depends on the SA and no adversary replays it")
+    #: re-run on every world under every order of its seeds (:mod:`openbook.attacks.replay.seeded`)
+    replay = "rerun"
     parameter_constraints = {"l": Optional(Integer(minimum=1)), "sensitive_set": Optional(Text()),
                              # only the paper's default confidence 1 is implemented
                              "min_conf": Real(1.0, 1.0), "min_exp": Real(0.0, low_open=True),
@@ -102,7 +103,21 @@ class Injector(Anonymizer):
         return {"l": self.l, "sensitive_set": self.sensitive_set, "min_conf": self.min_conf,
                 "min_exp": self.min_exp, "max_rule_size": self.max_rule_size}
 
-    def partition(self, table: EncodedTable) -> Partition:
+    def sensitive_values(self, table: EncodedTable) -> np.ndarray:
+        """Which SA codes are sensitive (each seeds a group)."""
+        from .ordering import sensitive_set_name
+
+        return np.asarray(table.sa_domain.sensitive_mask(sensitive_set_name(self.sensitive_set, self.model,
+                                                                            self.name)), dtype=bool)
+
+    def partition(self, table: EncodedTable, *, seed_order: Any = None) -> Partition:
+        """``seed_order``: the sensitive rows in the order their groups are seeded (default a
+        secret random permutation, :func:`.ordering.seed_order`)."""
+        return next(self.seeded_runs(table, [seed_order]))
+
+    def seeded_runs(self, table: EncodedTable, orders: Iterable[Any]) -> Iterator[Partition]:
+        """The partition of each of ``orders`` (as :meth:`partition`'s ``seed_order``) on one
+        table, its rules mined once (the replay's re-runs, :mod:`openbook.attacks.replay.seeded`)."""
         self._validate(table)
         from ..models.promise import promised_l_int
 
@@ -110,9 +125,7 @@ class Injector(Anonymizer):
         if l is None:
             raise fail(self.name, "l", l, "be given (or the model an ℓ)")
         l = int(math.ceil(l))
-        from .ordering import sensitive_set_name
-
-        sens = table.sa_domain.sensitive_mask(sensitive_set_name(self.sensitive_set, self.model, self.name))
+        sens = self.sensitive_values(table)
         forb = negative_rules(table, min_exp=self.min_exp, max_rule_size=self.max_rule_size)
         sa = table.sa_codes.astype(np.int64)
         n = table.n_rows
@@ -120,12 +133,19 @@ class Injector(Anonymizer):
         pos = np.empty(n, dtype=np.int64)
         pos[order] = np.arange(n)
         sens_row = sens[sa]
+        for seed_order in orders:
+            seeds = order_seeds(self.name, np.flatnonzero(sens_row), self.seed, seed_order)
+            yield self._run(l, forb, sa, order, pos, sens_row, seeds)
+
+    def _run(self, l: int, forb: np.ndarray, sa: np.ndarray, order: np.ndarray, pos: np.ndarray,
+             sens_row: np.ndarray, seeds: np.ndarray) -> Partition:
+        """The groups of one order of the seeds (module docstring)."""
+        n = sa.size
         free = ~sens_row  # candidate non-sensitive tuples not yet grouped
         group = np.full(n, -1, dtype=np.int64)
         gid = 0
         failed = 0
-        rng = np.random.default_rng(self.seed)
-        for t in rng.permutation(np.flatnonzero(sens_row)).tolist():
+        for t in seeds.tolist():
             members = [t]
             vals = {int(sa[t])}
             excl = forb[t].copy()

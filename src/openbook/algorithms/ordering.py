@@ -199,3 +199,19 @@ def sensitive_set_name(name: str | None, model, algorithm: str) -> str:
     if name is None:
         raise fail(algorithm, "sensitive_set", None, "name a sensitive value set (or the model its set=)")
     return name
+
+
+def seed_order(name: str, seeds: np.ndarray, seed: int | None, given: Sequence[int] | None) -> np.ndarray:
+    """The order in which ART and Injector grow a group from each sensitive row (``seeds``,
+    increasing): a secret uniformly random permutation drawn from ``seed`` — or ``given``,
+    one of those permutations, which the replay adversary re-runs one by one
+    (:mod:`openbook.attacks.replay.seeded`)."""
+    if given is None:
+        return np.random.default_rng(seed).permutation(seeds)
+    out = np.asarray(given, dtype=np.int64)
+    if out.shape != seeds.shape or not np.array_equal(np.sort(out), seeds):
+        from ..errors import ParameterError
+
+        raise ParameterError(f"{name}: seed_order must be an order of the {seeds.size} sensitive rows",
+                             parameter="seed_order")
+    return out

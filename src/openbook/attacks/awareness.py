@@ -31,7 +31,8 @@ import numpy as np
 #: * ``"rerun"`` — the whole algorithm re-run on every possible world (full-domain
 #:   *search*: its lattice choice couples every class), within ``rerun_limit`` worlds; past
 #:   it (no suppression budget), each world weighed by the search's own decisions
-#:   (:mod:`.replay.lattice`: which of the nodes it could have preferred satisfy there).
+#:   (:mod:`.replay.lattice`: which of the nodes it could have preferred satisfy there);
+#:   ART and Injector re-run under every order of their seeds (:mod:`.replay.seeded`).
 #: * ``"distortion"`` — QI classes by the QIs alone, then the SA of the classes violating the
 #:   model distorted (MASK, paper 001 §6): each posterior bounded from above by what the
 #:   distortion could have hidden, under any prior (:mod:`.distortion`).

@@ -154,7 +154,7 @@ class ReplayAdversary(Adversary):
             # a suppression budget makes the trait unknown (decided on what the files say too,
             # the budget, not whether it was used: issue 26); a release that withheld people
             # without one is not this algorithm's
-            from .replay.attack import RERUN_SHORTCUTS, SHORTCUT_REASONS
+            from .replay.attack import RERUN_SHORTCUTS, SEEDED, SHORTCUT_REASONS
 
             params = dict(provenance(release).get("params") or {})
             budget = float(params.get("max_suppression") or 0.0) > 0
@@ -168,6 +168,8 @@ class ReplayAdversary(Adversary):
             lw = log_worlds(release)
             limit = min(float(self.rerun_limit), float(self.exact_limit))
             over = lw > np.log(limit) + 1e-9
+            if alg in SEEDED:  # its worlds are every arrangement over the people, times the seed orders
+                return Applies(True, f"{alg}: every possible world {SHORTCUT_REASONS[alg](params, over)}")
             own_kind = release.kind == getattr(algorithm_traits(release), "release_kind", None)
             short = SHORTCUT_REASONS[alg](params, over) if alg in SHORTCUT_REASONS and own_kind else None
             if short is not None:

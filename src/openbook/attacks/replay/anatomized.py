@@ -91,14 +91,17 @@ def anatomy_log_probability(sa: np.ndarray, base_group: np.ndarray, group: np.nd
     return out
 
 
-def anatomized_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray,
-                     levels: Any = None) -> tuple[list | None, str]:
+def anatomized_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.ndarray, *,
+                     levels: Any = None, generalized: bool = False,
+                     rerun_limit: float | None = None) -> tuple[list | None, str]:
     """One unit, the whole table, one cell per row (as :func:`.generic.rerun_units`), each
     world weighed by the probability that the base algorithm re-run on it and Anatomy inside
     its groups publish the observed groups — relative to the true world's, a constant of the
     unit (the posterior does not depend on it; it keeps the weights in floating range).
     ``(None, why)`` when the base cannot be re-run as it ran (people with equal QIs, whom
-    nothing published tells apart; withheld rows)."""
+    nothing published tells apart; withheld rows). The caller has checked the worlds against
+    ``rerun_limit`` (Anatomy's draws are weighed in closed form, not re-run); groups that a
+    release written as generalized merges are refused (the true world does not publish them)."""
     from ...algorithms.anatomy import anatomy_l
     from ...algorithms.registry import make_algorithm
     from ...data.grouping import group_ids

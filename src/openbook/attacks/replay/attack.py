@@ -36,12 +36,15 @@ from .gg_seating import run_seating, sg_seating
 from .greedy import gg_units, settle_ties
 from .lattice import lattice_reason, lattice_units
 from .mondrian import mondrian_units
+from .seeded import seeded_reason, seeded_units
 from .solve import solve_unit
 from .symmetric import sg_units
 
 #: the replay of each algorithm whose SA-dependent decisions it models one by one (trait
 #: ``replay = "decisions"``): name -> the builder of its units
 DECISION_REPLAYS: dict[str, Any] = {"gg": gg_units, "rgg": gg_units, "sg": sg_units, "mondrian": mondrian_units}
+#: ART and Injector: each world re-run under every order of their seeds (:mod:`.seeded`)
+SEEDED = ("art", "art-exact", "injector")
 #: algorithms re-run on every world ("rerun") whose worlds their own decisions weigh instead,
 #: on any number of worlds: name -> units(algo, table, group, gcounts, levels) -> (units | None, why)
 RERUN_SHORTCUTS: dict[str, Any] = {"full-domain-search": lattice_units,
@@ -49,10 +52,13 @@ RERUN_SHORTCUTS: dict[str, Any] = {"full-domain-search": lattice_units,
 #: what a shortcut weighs the worlds by, as the certificate says it: name -> reason(params, over
 #: rerun_limit) -> the sentence, or ``None`` when the worlds are re-run instead
 SHORTCUT_REASONS: dict[str, Any] = {"full-domain-search": lattice_reason,
-                                    **{name: anatomized_reason for name in ("anatomize", "gg-ana", "rgg-ana", "sg-ana")}}
+                                    **{name: anatomized_reason for name in ("anatomize", "gg-ana", "rgg-ana", "sg-ana")},
+                                    **{name: seeded_reason for name in SEEDED}}
 #: algorithms re-run on every world within ``rerun_limit`` whose weight is a probability, not a
 #: yes/no (random draws): name -> units(algo, table, group, gcounts, levels) -> (units | None, why)
-RERUN_WEIGHTS: dict[str, Any] = {name: anatomized_units for name in ("anatomize", "gg-ana", "rgg-ana", "sg-ana")}
+#: (the builders take ``levels``, ``generalized`` and ``rerun_limit`` by keyword)
+RERUN_WEIGHTS: dict[str, Any] = {**{name: anatomized_units for name in ("anatomize", "gg-ana", "rgg-ana", "sg-ana")},
+                                 **{name: seeded_units for name in SEEDED}}
 #: a model that reads no SA (k-anonymity) makes every decision the same in every world: the
 #: replay then takes the grouping as given (tests switch it off to compare with the full replay)
 SHORTCUT_WITHOUT_SA = True
@@ -91,7 +97,8 @@ def replay_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.
             why = f"{shortcut}, and {why}"
         over = withheld or budget or (rerun_limit is not None and _log_worlds(gcounts) > np.log(rerun_limit) + 1e-9)
         if not over and algo.name in RERUN_WEIGHTS:
-            units, rerun_why = RERUN_WEIGHTS[algo.name](algo, table, group, gcounts, levels)
+            units, rerun_why = RERUN_WEIGHTS[algo.name](algo, table, group, gcounts, levels=levels,
+                                                        generalized=generalized, rerun_limit=rerun_limit)
             if units is not None:
                 return units
             why = f"{shortcut}, and {rerun_why}" if shortcut else rerun_why  # both reasons, the shortcut's first
