@@ -265,12 +265,12 @@ def _distances(result: Any, release: Any, model: Any, evaluated: np.ndarray) -> 
         used = np.unique(row_of[rows])
         p = np.nan_to_num(post_rows[used], nan=0.0)
         e = np.zeros_like(p) if se_rows is None else np.nan_to_num(se_rows[used], nan=0.0)
-        per_row = dm.distances(p, domain) + dm.error_bound(3.0 * e, domain)
+        per_row = dm.distance_bound(p, 3.0 * e, domain)
         out[rows] = per_row[np.searchsorted(used, row_of[rows])]
         return out
     post = np.nan_to_num(result.posterior[rows], nan=0.0)
     se = np.zeros_like(post) if result.stderr is None else np.nan_to_num(result.stderr[rows], nan=0.0)
-    out[rows] = dm.distances(post, domain) + dm.error_bound(3.0 * se, domain)
+    out[rows] = dm.distance_bound(post, 3.0 * se, domain)
     return out
 
 

@@ -595,6 +595,15 @@ class TCloseness(PrivacyModel):
             return np.cumsum(err[:, order], axis=1)[:, :-1].sum(axis=1) / (err.shape[1] - 1)
         return 0.5 * err.sum(axis=1)
 
+    def distance_bound(self, post: np.ndarray, err: np.ndarray, domain: SADomain) -> np.ndarray:
+        """An upper bound of the distance of each true distribution within ``err`` of the rows of
+        ``post`` (:meth:`error_bound`), never above the farthest any distribution can be: the
+        EMD is convex in the distribution, so its largest value over the simplex is at a vertex
+        (all mass on one value) — a sampled figure is not stated as a distance no posterior has."""
+        k = np.asarray(post).shape[1]
+        farthest = float(self.distances(np.eye(k), domain).max()) if k else 0.0
+        return np.minimum(self.distances(post, domain) + self.error_bound(err, domain), farthest)
+
     def params(self) -> dict[str, Any]:
         return {"t": self.t, "distance": self.distance}
 

@@ -254,7 +254,7 @@ def judge(spec: ReplaySpec, frag: Any, group: np.ndarray, post: np.ndarray, se: 
             if rows.size:
                 p = np.nan_to_num(post[rows], nan=0.0)
                 s = np.nan_to_num(se[rows], nan=0.0)
-                dist[rows] = spec.dm.distances(p, spec.rdom) + spec.dm.error_bound(3.0 * s, spec.rdom)
+                dist[rows] = spec.dm.distance_bound(p, 3.0 * s, spec.rdom)
             ok = ~np.isnan(dist)
             out["dmax"] = float(dist[ok].max()) if ok.any() else None
             assert spec.distance is not None  # a distance target comes with its metric

@@ -391,3 +391,26 @@ def test_holds_on_runs_is_chunked_past_its_chunk(monkeypatch):
     want = model.holds_intervals(P, dom)
     monkeypatch.setattr(PrivacyModel, "INTERVAL_CHUNK", 1)
     np.testing.assert_array_equal(PrivacyModel.holds_intervals(model, P, dom), want)
+
+
+@pytest.mark.parametrize("distance", ["equal", "ordered", "hierarchical"])
+@pytest.mark.parametrize("seed", range(3))
+def test_distance_bound_is_the_sampled_bound_capped_by_the_farthest_distribution(distance, seed):
+    """A sampled posterior's bound (its distance plus the EMD-norm of 3 s.e.) is capped at the
+    farthest any distribution is from the table's — never a distance no posterior has — and that
+    cap is sound: 2,000 random distributions (and every vertex) lie at or below it."""
+    rng = np.random.default_rng(seed)
+    v = int(rng.integers(2, 6))
+    dom = make_domain(rng.integers(1, 6, size=v), numeric=rng.permutation(v).astype(float),
+                      hierarchy=tree_from_parents(random_parents(rng, v, 2), v, clamp=False))
+    model = TCloseness(t=0.2, distance=distance)
+    farthest = float(model.distances(np.eye(v), dom).max())
+    sample = rng.dirichlet(np.full(v, 0.3), size=2000)
+    assert model.distances(sample, dom).max() <= farthest + 1e-12
+    post = rng.dirichlet(np.ones(v), size=50)
+    small, large = np.full_like(post, 1e-3), np.full_like(post, 0.5)
+    raw = model.distances(post, dom) + model.error_bound(small, dom)
+    assert np.allclose(model.distance_bound(post, small, dom), np.minimum(raw, farthest))
+    loose = model.distance_bound(post, large, dom)
+    assert np.all(loose <= farthest + 1e-12) and np.all(loose >= model.distances(post, dom) - 1e-12)
+    assert np.any(model.distances(post, dom) + model.error_bound(large, dom) > farthest)  # the cap bites
