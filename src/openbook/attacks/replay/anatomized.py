@@ -50,6 +50,7 @@ import numpy as np
 from ...algorithms.anatomy import anatomy_value_sets
 from ...data.table import EncodedTable
 from ...errors import OpenbookError
+from ...progress import silenced, track
 from .generic import with_sa
 from .splits import SplitWalk, assemble_units
 
@@ -140,9 +141,10 @@ def anatomized_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts:
     def lik(c: np.ndarray) -> np.ndarray:
         out = np.zeros(c.shape[0])
         sa = np.empty(n, dtype=np.int64)
-        for w in range(c.shape[0]):
+        for w in track(range(c.shape[0]), f"replay adversary: {algo.base} re-run on each world"):
             sa[rows] = np.argmax(c[w], axis=1)
-            lw = log_weight(sa)
+            with silenced():
+                lw = log_weight(sa)
             out[w] = np.exp(lw - ref) if np.isfinite(lw) else 0.0
         return out
     return [Unit(rows, np.arange(n, dtype=np.int64), leaf.astype(np.int64), gcounts, lik, "anatomized")], ""

@@ -19,6 +19,7 @@ import numpy as np
 
 from ...data.table import EncodedColumn, EncodedTable
 from ...errors import OpenbookError, ParameterError
+from ...progress import silenced, track
 from .engine import Unit
 
 
@@ -85,11 +86,12 @@ def rerun_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.n
     def lik(c: np.ndarray) -> np.ndarray:
         out = np.zeros(c.shape[0])
         sa = np.empty(n, dtype=np.int32)
-        for w in range(c.shape[0]):
+        for w in track(range(c.shape[0]), f"replay adversary: {algo.name} re-run on each world"):
             sa[rows] = np.argmax(c[w], axis=1)
             t = with_sa(table, sa)
             try:
-                part = algo.partition(t)
+                with silenced():
+                    part = algo.partition(t)
             except OpenbookError:  # an infeasible world cannot produce the release
                 continue
             got = part.group if publish is None else publish(t, part)
