@@ -59,7 +59,7 @@ from ..params import Integer, Optional, Real, Text
 from ..progress import track
 from ..release import Partition
 from .base import Anonymizer
-from .ordering import seed_order as order_seeds
+from .ordering import SeededGroups, seed_order as order_seeds
 
 #: offset of the log-probability coordinates of the candidate index
 LOG_EPS = 1e-4
@@ -186,7 +186,7 @@ def _check_r(name: str, r: Any, model: PrivacyModel) -> float:
     return float(r)
 
 
-class ART(Anonymizer):
+class ART(SeededGroups, Anonymizer):
     """ART (paper 003 §4.2): merge each sensitive tuple with its closest tuples until
     Theorem 1's bound holds for every attribute set; bucketized release.
 
@@ -254,14 +254,8 @@ class ART(Anonymizer):
                                  "non-sensitive ones", parameter="sensitive_set", value=name)
         return mask
 
-    def partition(self, table: EncodedTable, *, seed_order: Any = None) -> Partition:
-        """``seed_order``: the sensitive rows in the order their groups are grown (default a
-        secret random permutation, :func:`.ordering.seed_order`)."""
-        return next(self.seeded_runs(table, [seed_order]))
-
     def seeded_runs(self, table: EncodedTable, orders: Iterable[Any]) -> Iterator[Partition]:
-        """The partition of each of ``orders`` (as :meth:`partition`'s ``seed_order``) on one
-        table, its knowledge mined once (the replay's re-runs, :mod:`openbook.attacks.replay.seeded`)."""
+        """The partition of each of ``orders`` on one table, its knowledge mined once."""
         self._validate(table)
         r = _check_r(self.name, self.r, self.model)
         max_gs = self.max_group_size if self.max_group_size is not None else int(math.ceil(20 * r))

@@ -34,7 +34,7 @@ from ..models.base import PrivacyModel
 from ..params import Integer, Optional, Real, Text, fail
 from ..release import Partition
 from .base import Anonymizer
-from .ordering import seed_order as order_seeds
+from .ordering import SeededGroups, seed_order as order_seeds
 
 
 def negative_rules(table: EncodedTable, *, min_exp: float = 0.9, max_rule_size: int = 2,
@@ -66,7 +66,7 @@ def negative_rules(table: EncodedTable, *, min_exp: float = 0.9, max_rule_size: 
     return forbidden
 
 
-class Injector(Anonymizer):
+class Injector(SeededGroups, Anonymizer):
     """Injector-style bucketization honouring mined negative association rules.
 
     Parameters
@@ -110,14 +110,8 @@ class Injector(Anonymizer):
         return np.asarray(table.sa_domain.sensitive_mask(sensitive_set_name(self.sensitive_set, self.model,
                                                                             self.name)), dtype=bool)
 
-    def partition(self, table: EncodedTable, *, seed_order: Any = None) -> Partition:
-        """``seed_order``: the sensitive rows in the order their groups are seeded (default a
-        secret random permutation, :func:`.ordering.seed_order`)."""
-        return next(self.seeded_runs(table, [seed_order]))
-
     def seeded_runs(self, table: EncodedTable, orders: Iterable[Any]) -> Iterator[Partition]:
-        """The partition of each of ``orders`` (as :meth:`partition`'s ``seed_order``) on one
-        table, its rules mined once (the replay's re-runs, :mod:`openbook.attacks.replay.seeded`)."""
+        """The partition of each of ``orders`` on one table, its rules mined once."""
         self._validate(table)
         from ..models.promise import promised_l_int
 

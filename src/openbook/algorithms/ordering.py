@@ -24,7 +24,7 @@ paper 000 §4.1; Mondrian skips nodes smaller than twice the floor, which change
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -215,3 +215,23 @@ def seed_order(name: str, seeds: np.ndarray, seed: int | None, given: Sequence[i
         raise ParameterError(f"{name}: seed_order must be an order of the {seeds.size} sensitive rows",
                              parameter="seed_order")
     return out
+
+
+class SeededGroups:
+    """The algorithms that grow one group from each sensitive row, in a secret random order
+    (ART, Injector): :meth:`partition` is a run under one order, :meth:`seeded_runs` runs
+    several orders on one table, its mined knowledge computed once (the replay adversary's
+    re-runs, :mod:`openbook.attacks.replay.seeded`)."""
+
+    def partition(self, table: EncodedTable, *, seed_order: Any = None) -> Any:
+        """``seed_order``: the sensitive rows in the order their groups are grown (default a
+        secret uniformly random permutation, :func:`seed_order`)."""
+        return next(self.seeded_runs(table, [seed_order]))
+
+    def seeded_runs(self, table: EncodedTable, orders: Iterable[Any]) -> Iterator[Any]:
+        """The partition of each of ``orders`` (as :meth:`partition`'s ``seed_order``) on ``table``."""
+        raise NotImplementedError
+
+    def sensitive_values(self, table: EncodedTable) -> np.ndarray:
+        """Which SA codes are sensitive (each row holding one seeds a group)."""
+        raise NotImplementedError
