@@ -320,6 +320,52 @@ def test_multivariate_models_match_brute_force_on_120_tables():
         done += 1
 
 
+def test_many_units_with_repeated_sizes_match_brute_force_exactly():
+    """Five to seven units, keys repeating (sizes 1–2, three kinds of ungeneralized tuples: up
+    to six keys, several units of one key): the
+    leave-one-out posteriors (the DP re-run without each key's unit) equal
+    the brute force over every arrangement, in exact arithmetic."""
+    rng = np.random.default_rng(11)
+    done = 0
+    while done < 25:
+        spec = MODELS[done % len(MODELS)]
+        sizes = rng.integers(1, 3, size=int(rng.integers(5, 8)))
+        N = int(sizes.sum())
+        if N > 8:
+            continue
+        n_sa = int(rng.integers(2, 4))
+        sa = rng.integers(0, n_sa, size=N)
+        glob = np.bincount(sa, minlength=n_sa) + rng.integers(0, 3, size=n_sa)
+        dom = SADomain(values=np.array([f"v{i}" for i in range(n_sa)], dtype=object), global_counts=glob)
+        model = make_model(spec)
+        counts = np.bincount(sa, minlength=n_sa)
+        if not model.holds(counts[None, :], dom)[0]:
+            continue
+        u = sizes.size
+        ec_of = np.repeat(np.arange(u), sizes)
+        # each unit's QID-EC may also hold ungeneralized tuples: three kinds, so up to six keys
+        kinds = np.eye(n_sa, dtype=np.int64)[:2].tolist() + [[0] * n_sa]
+        ungen = np.array([kinds[int(k)] for k in rng.integers(0, 3, size=u)], dtype=np.int64)
+        kept = []
+        for perm in set(itertools.permutations(sa.tolist())):
+            c = ungen.copy()
+            np.add.at(c, (ec_of, np.array(perm)), 1)
+            if not model.holds(c, dom).all():
+                kept.append(perm)
+        if not kept:
+            continue
+        units = [(int(x), ungen[i]) for i, x in enumerate(sizes)]
+        assert len(set((x, tuple(g)) for x, g in zip(sizes.tolist(), ungen.tolist()))) >= 2
+        post, ok, _ = class_posterior_multi(units, counts, model, dom, exact=True)
+        assert ok
+        kept_arr = np.array(kept)
+        for i in range(u):
+            rows = ec_of == i
+            for v in range(n_sa):
+                assert post[i][v] == Fraction(int((kept_arr[:, rows] == v).sum()), len(kept) * int(rows.sum()))
+        done += 1
+
+
 # ---------------------------------------------------------------------------------------
 # properties and small facts
 # ---------------------------------------------------------------------------------------
