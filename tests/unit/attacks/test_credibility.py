@@ -322,9 +322,8 @@ def test_multivariate_models_match_brute_force_on_120_tables():
 
 def test_many_units_with_repeated_sizes_match_brute_force_exactly():
     """Five to seven units, keys repeating (sizes 1–2, three kinds of ungeneralized tuples: up
-    to six keys, several units of one key): the
-    leave-one-out posteriors (the DP re-run without each key's unit) equal
-    the brute force over every arrangement, in exact arithmetic."""
+    to six keys, several units of one key): the leave-one-out posteriors (the DP re-run
+    without each key's unit) equal the brute force over every arrangement, exactly."""
     rng = np.random.default_rng(11)
     done = 0
     while done < 25:
