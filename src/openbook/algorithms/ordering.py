@@ -24,6 +24,7 @@ paper 000 §4.1; Mondrian skips nodes smaller than twice the floor, which change
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
@@ -217,7 +218,7 @@ def seed_order(name: str, seeds: np.ndarray, seed: int | None, given: Sequence[i
     return out
 
 
-class SeededGroups:
+class SeededGroups(ABC):
     """The algorithms that grow one group from each sensitive row, in a secret random order
     (ART, Injector): :meth:`partition` is a run under one order, :meth:`seeded_runs` runs
     several orders on one table, its mined knowledge computed once (the replay adversary's
@@ -228,10 +229,10 @@ class SeededGroups:
         secret uniformly random permutation, :func:`seed_order`)."""
         return next(self.seeded_runs(table, [seed_order]))
 
+    @abstractmethod
     def seeded_runs(self, table: EncodedTable, orders: Iterable[Any]) -> Iterator[Any]:
         """The partition of each of ``orders`` (as :meth:`partition`'s ``seed_order``) on ``table``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def sensitive_values(self, table: EncodedTable) -> np.ndarray:
         """Which SA codes are sensitive (each row holding one seeds a group)."""
-        raise NotImplementedError

@@ -278,6 +278,35 @@ def test_local_recoding_matches_brute_force_on_250_cases():
 MODELS = ["recursive-l=2,c=2", "t=0.3", "l=2", "alpha=0.5", "entropy-l=2"]
 
 
+def _random_class(rng: np.random.Generator, spec: str, sizes: np.ndarray):
+    """A class of ``sizes.sum()`` people (at most 8) with random SA values and a table domain
+    around them, or ``None`` when too big or failing ``spec`` itself."""
+    N = int(sizes.sum())
+    if N > 8:
+        return None
+    n_sa = int(rng.integers(2, 4))
+    sa = rng.integers(0, n_sa, size=N)
+    glob = np.bincount(sa, minlength=n_sa) + rng.integers(0, 3, size=n_sa)
+    dom = SADomain(values=np.array([f"v{i}" for i in range(n_sa)], dtype=object), global_counts=glob)
+    model = make_model(spec)
+    counts = np.bincount(sa, minlength=n_sa)
+    if not model.holds(counts[None, :], dom)[0]:
+        return None
+    return sa, dom, model, counts
+
+
+def _kept_worlds(sa: np.ndarray, ec_of: np.ndarray, base: np.ndarray, model, dom) -> np.ndarray:
+    """Brute force: every distinct permutation of the class's SA multiset over its people in
+    which some QID-EC (its people's values plus ``base``, its ungeneralized tuples) fails."""
+    kept = []
+    for perm in set(itertools.permutations(sa.tolist())):
+        c = base.copy()
+        np.add.at(c, (ec_of, np.array(perm)), 1)
+        if not model.holds(c, dom).all():
+            kept.append(perm)
+    return np.array(kept, dtype=np.int64).reshape(len(kept), sa.size)
+
+
 def test_multivariate_models_match_brute_force_on_120_tables():
     rng = np.random.default_rng(5)
     done = 0
@@ -285,34 +314,20 @@ def test_multivariate_models_match_brute_force_on_120_tables():
         spec = MODELS[done % len(MODELS)]
         u = int(rng.integers(2, 4))
         sizes = rng.integers(1, 4, size=u)
-        N = int(sizes.sum())
-        if N > 8:
+        drawn = _random_class(rng, spec, sizes)
+        if drawn is None:
             continue
-        n_sa = int(rng.integers(2, 4))
-        sa = rng.integers(0, n_sa, size=N)
-        glob = np.bincount(sa, minlength=n_sa) + rng.integers(0, 3, size=n_sa)
-        dom = SADomain(values=np.array([f"v{i}" for i in range(n_sa)], dtype=object), global_counts=glob)
-        model = make_model(spec)
-        counts = np.bincount(sa, minlength=n_sa)
-        if not model.holds(counts[None, :], dom)[0]:
-            continue
+        sa, dom, model, counts = drawn
+        n_sa, N = counts.size, sa.size
         ec_of = np.repeat(np.arange(u), sizes)
-        # brute force: every distinct permutation of the class's SA multiset
-        kept = []
-        for perm in set(itertools.permutations(sa.tolist())):
-            perm = np.array(perm)
-            c = np.zeros((u, n_sa), dtype=np.int64)
-            np.add.at(c, (ec_of, perm), 1)
-            if not model.holds(c, dom).all():
-                kept.append(perm)
+        kept = _kept_worlds(sa, ec_of, np.zeros((u, n_sa), dtype=np.int64), model, dom)
         units = [(int(s), np.zeros(n_sa, dtype=np.int64)) for s in sizes]
         post, ok, _ = class_posterior_multi(units, counts, model, dom)
-        if not kept:
+        if not kept.size:
             assert not ok
             np.testing.assert_allclose(post, np.tile(counts / N, (u, 1)), atol=TOL)
         else:
             assert ok
-            kept = np.array(kept)
             for i in range(u):
                 rows = ec_of == i
                 brute = np.stack([(kept[:, rows] == v).mean() for v in range(n_sa)])
@@ -320,7 +335,7 @@ def test_multivariate_models_match_brute_force_on_120_tables():
         done += 1
 
 
-def test_many_units_with_repeated_sizes_match_brute_force_exactly():
+def test_many_units_with_repeated_keys_match_brute_force_exactly():
     """Five to seven units, keys repeating (sizes 1–2, three kinds of ungeneralized tuples: up
     to six keys, several units of one key): the leave-one-out posteriors (the DP re-run
     without each key's unit) equal the brute force over every arrangement, exactly."""
@@ -329,39 +344,25 @@ def test_many_units_with_repeated_sizes_match_brute_force_exactly():
     while done < 25:
         spec = MODELS[done % len(MODELS)]
         sizes = rng.integers(1, 3, size=int(rng.integers(5, 8)))
-        N = int(sizes.sum())
-        if N > 8:
+        drawn = _random_class(rng, spec, sizes)
+        if drawn is None:
             continue
-        n_sa = int(rng.integers(2, 4))
-        sa = rng.integers(0, n_sa, size=N)
-        glob = np.bincount(sa, minlength=n_sa) + rng.integers(0, 3, size=n_sa)
-        dom = SADomain(values=np.array([f"v{i}" for i in range(n_sa)], dtype=object), global_counts=glob)
-        model = make_model(spec)
-        counts = np.bincount(sa, minlength=n_sa)
-        if not model.holds(counts[None, :], dom)[0]:
-            continue
-        u = sizes.size
+        sa, dom, model, counts = drawn
+        n_sa, u = counts.size, sizes.size
         ec_of = np.repeat(np.arange(u), sizes)
-        # each unit's QID-EC may also hold ungeneralized tuples: three kinds, so up to six keys
         kinds = np.eye(n_sa, dtype=np.int64)[:2].tolist() + [[0] * n_sa]
         ungen = np.array([kinds[int(k)] for k in rng.integers(0, 3, size=u)], dtype=np.int64)
-        kept = []
-        for perm in set(itertools.permutations(sa.tolist())):
-            c = ungen.copy()
-            np.add.at(c, (ec_of, np.array(perm)), 1)
-            if not model.holds(c, dom).all():
-                kept.append(perm)
-        if not kept:
+        kept = _kept_worlds(sa, ec_of, ungen, model, dom)
+        if not kept.size:
             continue
         units = [(int(x), ungen[i]) for i, x in enumerate(sizes)]
         assert len(set((x, tuple(g)) for x, g in zip(sizes.tolist(), ungen.tolist()))) >= 2
         post, ok, _ = class_posterior_multi(units, counts, model, dom, exact=True)
         assert ok
-        kept_arr = np.array(kept)
         for i in range(u):
             rows = ec_of == i
             for v in range(n_sa):
-                assert post[i][v] == Fraction(int((kept_arr[:, rows] == v).sum()), len(kept) * int(rows.sum()))
+                assert post[i][v] == Fraction(int((kept[:, rows] == v).sum()), len(kept) * int(rows.sum()))
         done += 1
 
 
