@@ -108,7 +108,6 @@ def seeded_units(algo: Any, table: EncodedTable, group: np.ndarray, gcounts: np.
                                               "orders of its seeds"):
             world = with_sa(table, np.argmax(cells[w], axis=1).astype(np.int32))
             seeds = np.flatnonzero(sens[world.sa_codes])
-            hits = 0
             with silenced():
                 hits = sum(_file(world, g, generalized) == observed for g in _runs(algo, world, seeds, perms))
             out[w] = hits / len(perms)
