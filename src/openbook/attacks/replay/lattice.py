@@ -42,10 +42,11 @@ class frequency and the absent people's that of their classes failing the model
 node satisfies). Otherwise, when ``N*`` is minimal, :func:`acceptance_bound` draws
 arrangements of the published classes and bounds from below the probability ``P(A)`` that one
 rules every candidate out whatever the absent people hold; every figure divided by it is an
-upper bound (stated as the figure plus three standard errors). When fewer than half of the
-first 200 drawn do (the figures would at least double), the people are unresolved — a re-run
-would need the absent people's values, and with nobody absent it would have to weigh the
-published minimality flag too.
+upper bound (stated as the figure plus three standard errors, at most 1). When fewer than half
+of the first 200 drawn do (the figures at least double), the bound of those 200 is stated
+without drawing more; when none does, the people are unresolved — a re-run would need the
+absent people's values, and with nobody absent it would have to weigh the published minimality
+flag too.
 """
 
 from __future__ import annotations
@@ -346,9 +347,9 @@ def acceptance_bound(s: _Search, table: EncodedTable, group: np.ndarray, worlds:
     absent people's posterior given their classes fail) divided by this bound is a sound upper
     bound. Wilson's lower bound at ``BOUND_Z`` standard errors; 0 when no world is accepted, or
     when the published node is not minimal (a node under it satisfies: every world of ``A``
-    publishes the opposite flag), or when fewer than :data:`MIN_SHARE` of the first 200 drawn
-    are accepted (the figures would at least double: no bound worth its time). Computed once per
-    search (:func:`search_of`)."""
+    publishes the opposite flag). When fewer than :data:`MIN_SHARE` of the first 200 drawn are
+    accepted, their bound is returned without drawing the rest (the figures at least double;
+    the certificate caps them at 1). Computed once per search (:func:`search_of`)."""
     done = s._bound
     if done is not None and done[3] == (worlds, seed):
         return done[0], done[1], done[2]
@@ -361,11 +362,11 @@ def bound_why(s: _Search, accepted: int, drawn: int) -> str:
     """Why :func:`acceptance_bound` gave no bound."""
     if drawn == 0:
         return "the published node is not minimal, which no world ruling every such node out publishes"
-    return (f"{accepted:,} of the {drawn:,} arrangements drawn rule every such node out whatever the absent "
-            f"people hold (fewer than {MIN_SHARE:.0%}: no bound worth stating)")
+    return f"none of the {drawn:,} arrangements drawn rules every such node out whatever the absent people hold"
 
 
-#: a bound on fewer arrangements ruling every node out than this share is not drawn to the end
+#: below this share of arrangements ruling every node out (the figures at least double) the
+#: bound of the first 200 drawn is stated: drawing to the end is not worth its time
 MIN_SHARE = 0.5
 
 
@@ -422,7 +423,7 @@ def _acceptance_bound(s: _Search, table: EncodedTable, group: np.ndarray, worlds
         accepted += int(ok.sum())
         drawn += w
         if drawn >= 200 and accepted < MIN_SHARE * drawn:
-            return 0.0, accepted, drawn  # the figures divided by less than 1/2: nothing worth stating
+            break  # the figures at least double: the bound of these draws is stated, more are not worth their time
     return _wilson_low(accepted, drawn, BOUND_Z), accepted, drawn
 
 
