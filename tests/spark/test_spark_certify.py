@@ -109,8 +109,8 @@ def test_full_domain_search_certified_as_locally(spark, seed, withheld, spec, ve
     baseline (the withheld people given the published distribution) and identity figures.
     Under k-anonymity the search is a function of the QIs, so the replay's posterior is the
     class frequency, computed from the classes on Spark too (the release passes); under a
-    model that reads the SA the local replay weighs the search's decisions (here: unresolved,
-    fails) and on Spark it is recorded as not run — it needs the table on one machine — and the
+    model that reads the SA the local replay weighs the search's decisions (here: a bound that
+    puts people above the target) and on Spark it is recorded as not run — it needs the table on one machine — and the
     verdict fails too. The minimality adversary, likewise, is recorded as not run (or does not
     apply)."""
     from openbook.spark import full_domain as sfd
@@ -137,7 +137,9 @@ def test_full_domain_search_certified_as_locally(spark, seed, withheld, spec, ve
         assert b["lines"][1]["text"] == a["lines"][1]["text"]
         assert fb["replay"] == fa["replay"] and fb["replay"]["knows_algorithm"]
         return
-    assert fa["replay"]["ran"] and fa["replay"]["n_unresolved"]
+    # locally the search's decisions are weighed: fewer than half of the arrangements drawn rule
+    # out the node it could have preferred, so the figures are bounded (at least doubled) and fail
+    assert fa["replay"]["ran"] and fa["replay"]["n_above"] > 0 and fa["replay"]["n_unresolved"] == 0
     for name in ("replay", "minimality"):
         assert not fb[name]["ran"] and "Spark" in fb[name]["error"]
 
